@@ -1,0 +1,141 @@
+#include "core/array.h"
+
+#include "core/error.h"
+#include "core/pending.h"
+
+namespace cumo {
+
+Storage::~Storage() = default;
+
+void Storage::setCurrent(NodeRef n) {
+  if (handles_) {
+    --current_->wrappers;
+    ++n->wrappers;
+  }
+  current_ = std::move(n);
+  ++version_;
+}
+
+void Storage::addHandle() {
+  if (handles_++ == 0)
+    ++current_->wrappers;
+}
+
+void Storage::dropHandle() {
+  if (--handles_ == 0)
+    --current_->wrappers;
+}
+
+ArrayHandle::ArrayHandle(Ref<Storage> storage, Layout layout)
+    : storage_(std::move(storage)), layout_(std::move(layout)) {
+  storage_->addHandle();
+}
+
+ArrayHandle::ArrayHandle(NodeRef n)
+    : storage_(new Storage(n)), layout_(Layout::contiguous(n->shape())) {
+  storage_->addHandle();
+}
+
+ArrayHandle::~ArrayHandle() { storage_->dropHandle(); }
+
+bool ArrayHandle::isWhole() const {
+  // Every element of the storage, in its row-major order, under any shape
+  // (reshape! keeps an array whole).
+  return layout_.offset == 0 && layout_.size() == storage_->size() &&
+         layout_.strides == contiguousStrides(layout_.shape);
+}
+
+NodeRef ArrayHandle::value() const {
+  if (isWhole() && llvm::ArrayRef<int64_t>(layout_.shape) == storage_->shape())
+    return storage_->currentRef();
+  return viewOfNode(storage_->currentRef(), layout_);
+}
+
+void ArrayHandle::reshapeInPlace(llvm::ArrayRef<int64_t> shape) {
+  int64_t off = layout_.offset;
+  // A relaxed-contiguous layout may start anywhere; its elements run in
+  // row-major order from its offset.
+  if (layout_.size() > 0)
+    off = layout_.extent().first;
+  layout_ = Layout::contiguous(shape, off);
+}
+
+std::optional<AffineMap> layoutAsAffine(const Layout &layout,
+                                        llvm::ArrayRef<int64_t> baseShape) {
+  int64_t baseSize = numElements(baseShape);
+  int64_t rank = baseShape.size();
+  int64_t outRank = layout.shape.size();
+  if (layout.size() == 0 || baseSize == 0)
+    return std::nullopt;
+  if (layout.offset < 0 || layout.offset >= baseSize)
+    return std::nullopt;
+  Strides cs = contiguousStrides(baseShape);
+  AffineMap m;
+  m.inRank = rank;
+  m.outRank = outRank;
+  m.matrix.assign(rank * outRank, 0);
+  m.offset.assign(rank, 0);
+  int64_t rest = layout.offset;
+  for (int64_t k = 0; k < rank; ++k) {
+    m.offset[k] = cs[k] ? rest / cs[k] : 0;
+    rest -= m.offset[k] * cs[k];
+  }
+  llvm::SmallVector<bool, 4> used(rank, false);
+  for (int64_t d = 0; d < outRank; ++d) {
+    int64_t n = layout.shape[d];
+    int64_t sd = layout.strides[d];
+    if (n == 1 || sd == 0)
+      continue; // reads coordinate 0 of nothing, or broadcasts
+    bool found = false;
+    // Innermost first: a stride of 1 belongs to the last axis that moves.
+    for (int64_t k = rank; k-- > 0;) {
+      if (used[k] || baseShape[k] == 1 || sd % cs[k] != 0)
+        continue;
+      int64_t step = sd / cs[k];
+      int64_t last = m.offset[k] + step * (n - 1);
+      if (last < 0 || last >= baseShape[k])
+        continue;
+      m.at(k, d) = step;
+      used[k] = true;
+      found = true;
+      break;
+    }
+    if (!found)
+      return std::nullopt;
+  }
+  return m;
+}
+
+NodeRef viewOfNode(const NodeRef &base, const Layout &layout) {
+  if (base->isMaterialized()) {
+    // The values already sit in a buffer: compose the layouts.
+    const Layout &bl = base->layout();
+    Layout l;
+    l.shape = layout.shape;
+    if (bl.isContiguous() && llvm::ArrayRef<int64_t>(bl.shape) == base->shape()) {
+      l.offset = bl.offset + layout.offset;
+      l.strides = layout.strides;
+    } else {
+      // The base's own layout is strided: map flat positions through it.
+      auto affine = layoutAsAffine(layout, base->shape());
+      if (!affine)
+        throw Error(ErrorKind::Internal,
+                    "[view] a strided base cannot be viewed flat");
+      affine->applyToLayout(bl.strides, bl.offset, l.strides, l.offset);
+    }
+    return makeBufferNode(base->dtype(), base->buffer(), std::move(l));
+  }
+  NodeRef v(new Node(OpKind::View, base->dtype(), layout.shape));
+  v->addInput(base);
+  auto affine = layoutAsAffine(layout, base->shape());
+  if (affine) {
+    v->extra().view = std::move(*affine);
+  } else {
+    v->extra().flat = layout;
+    v->extra().flatView = true;
+  }
+  PendingList::get().add(v.get());
+  return v;
+}
+
+} // namespace cumo

@@ -1,0 +1,93 @@
+// What a Ruby NArray holds: a handle onto a storage. A storage is one
+// mutable array as Ruby sees it; its value is the current node, and a write
+// into it (a[0..1, true] = v) records an Update node and makes that the
+// current one. Every view of the array shares the storage, so it sees the
+// write, as Numo's views do, while pending readers of the old value keep
+// the old node (copy on write, decided at schedule time).
+#pragma once
+
+#include "core/node.h"
+
+#include <cstdint>
+
+namespace cumo {
+
+class Storage : public llvm::RefCountedBase<Storage> {
+public:
+  explicit Storage(NodeRef initial) : current_(std::move(initial)) {}
+  ~Storage();
+
+  Node *current() const { return current_.get(); }
+  const NodeRef &currentRef() const { return current_; }
+  DType dtype() const { return current_->dtype(); }
+  /// The natural shape: the current node's shape.
+  llvm::ArrayRef<int64_t> shape() const { return current_->shape(); }
+  int64_t size() const { return current_->size(); }
+
+  /// Makes `n` the array's value (a write, or a fill such as seq).
+  void setCurrent(NodeRef n);
+  uint64_t version() const { return version_; }
+
+  void addHandle();
+  void dropHandle();
+  uint32_t handles() const { return handles_; }
+
+private:
+  NodeRef current_;
+  uint32_t handles_ = 0;
+  uint64_t version_ = 0;
+};
+
+/// One Ruby object's view of a storage: its shape, strides and offset over
+/// the storage's flat row-major order.
+class ArrayHandle {
+public:
+  ArrayHandle(Ref<Storage> storage, Layout layout);
+  /// A handle onto a fresh storage whose value is `n`.
+  explicit ArrayHandle(NodeRef n);
+  ~ArrayHandle();
+  ArrayHandle(const ArrayHandle &) = delete;
+  ArrayHandle &operator=(const ArrayHandle &) = delete;
+
+  Storage &storage() const { return *storage_; }
+  const Ref<Storage> &storageRef() const { return storage_; }
+  const Layout &layout() const { return layout_; }
+  DType dtype() const { return storage_->dtype(); }
+  llvm::ArrayRef<int64_t> shape() const { return layout_.shape; }
+  int64_t size() const { return layout_.size(); }
+  int64_t ndim() const { return layout_.ndim(); }
+
+  /// True when this handle sees the whole storage in its natural order and
+  /// shape, so its value is the storage's current node itself.
+  bool isWhole() const;
+  /// A view: the handle sees part of the storage or sees it reordered.
+  bool isView() const { return !isWhole(); }
+
+  /// The value as a node: the current node when whole; otherwise a view of
+  /// it (an alias when the current node is materialized).
+  NodeRef value() const;
+
+  /// Changes the shape in place (reshape!); the caller checked that the
+  /// layout is contiguous and the size matches.
+  void reshapeInPlace(llvm::ArrayRef<int64_t> shape);
+
+  bool frozen = false;
+
+private:
+  Ref<Storage> storage_;
+  Layout layout_;
+};
+
+/// A node that reads `layout` (over the flat row-major order of `base`'s
+/// values) out of `base`: an alias when `base` is materialized, else a
+/// pending View node (affine when the layout steps along base's axes).
+NodeRef viewOfNode(const NodeRef &base, const Layout &layout);
+
+/// Tries to express a layout over the flat row-major order of `baseShape`
+/// as an affine map from the layout's coordinates to base coordinates, each
+/// layout axis stepping along one base axis. Fails (nullopt) for layouts
+/// that cross rows, such as those reshape! produces.
+std::optional<AffineMap> layoutAsAffine(const Layout &layout,
+                                        llvm::ArrayRef<int64_t> baseShape);
+
+} // namespace cumo

@@ -1,0 +1,33 @@
+// A block of memory from a pool, refcounted. Device memory for the CUDA
+// executor, host memory for the CPU executor; the core does not care which.
+#pragma once
+
+#include "llvm/ADT/IntrusiveRefCntPtr.h"
+
+#include <cstddef>
+
+namespace cumo {
+
+template <class T> using Ref = llvm::IntrusiveRefCntPtr<T>;
+
+class MemoryPool;
+
+class Buffer : public llvm::RefCountedBase<Buffer> {
+public:
+  Buffer(MemoryPool *pool, void *ptr, size_t bytes)
+      : pool_(pool), ptr_(ptr), bytes_(bytes) {}
+  ~Buffer();
+  Buffer(const Buffer &) = delete;
+  Buffer &operator=(const Buffer &) = delete;
+
+  void *data() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+  MemoryPool *pool() const { return pool_; }
+
+private:
+  MemoryPool *pool_;
+  void *ptr_;
+  size_t bytes_;
+};
+
+} // namespace cumo

@@ -1,0 +1,126 @@
+#include "core/cuda/cuda_device.h"
+
+#include "core/cuda/cuda_check.h"
+#include "core/host_hooks.h"
+#include "core/stats.h"
+
+#include <cstring>
+
+namespace cumo {
+
+void *CudaDevice::CudaAllocator::allocate(size_t bytes) {
+  void *p = nullptr;
+  cudaError_t err = cudaMalloc(&p, bytes);
+  if (err == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  cudaCheck(err, "cudaMalloc");
+  Stats::get().bytes_allocated += bytes;
+  return p;
+}
+
+void CudaDevice::CudaAllocator::deallocate(void *ptr, size_t) {
+  cudaFree(ptr);
+}
+
+CudaDevice *CudaDevice::open(std::string &whyNot) {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    whyNot = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+    cudaGetLastError();
+    return nullptr;
+  }
+  if (count == 0) {
+    whyNot = "no CUDA device";
+    return nullptr;
+  }
+  int ordinal = 0;
+  cudaCheck(cudaGetDevice(&ordinal), "cudaGetDevice");
+  cudaDeviceProp prop;
+  cudaCheck(cudaGetDeviceProperties(&prop, ordinal), "cudaGetDeviceProperties");
+  return new CudaDevice(ordinal, prop);
+}
+
+CudaDevice::CudaDevice(int ordinal, const cudaDeviceProp &prop)
+    : ordinal_(ordinal), pool_(raw_) {
+  model_.name = prop.name;
+  model_.smCount = prop.multiProcessorCount;
+  model_.maxThreadsPerBlock = prop.maxThreadsPerBlock;
+  model_.ccMajor = prop.major;
+  model_.ccMinor = prop.minor;
+  model_.l2Bytes = prop.l2CacheSize;
+  cudaCheck(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+            "cudaStreamCreate");
+  cudaCheck(cudaEventCreateWithFlags(&readDone_, cudaEventDisableTiming),
+            "cudaEventCreate");
+  cudaCheck(cudaMalloc(&errorWord_, sizeof(uint32_t)), "cudaMalloc");
+  cudaCheck(cudaMemset(errorWord_, 0, sizeof(uint32_t)), "cudaMemset");
+}
+
+uint32_t CudaDevice::takeErrorWord() {
+  uint32_t w = 0;
+  Ref<Buffer> word(new Buffer(nullptr, errorWord_, sizeof(uint32_t)));
+  download(*word, 0, sizeof(uint32_t), &w);
+  if (w)
+    cudaCheck(cudaMemsetAsync(errorWord_, 0, sizeof(uint32_t), stream_),
+              "cudaMemsetAsync");
+  return w;
+}
+
+void *CudaDevice::pinned(size_t bytes) {
+  if (bytes <= pinnedBytes_)
+    return pinned_;
+  size_t want = std::max(bytes, pinnedBytes_ * 2);
+  want = std::max<size_t>(want, 1 << 16);
+  if (pinned_) {
+    // Freeing pinned memory synchronizes; it only happens as reads grow.
+    cudaCheck(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    cudaFreeHost(pinned_);
+    pinned_ = nullptr;
+    pinnedBytes_ = 0;
+  }
+  cudaCheck(cudaHostAlloc(&pinned_, want, cudaHostAllocDefault), "cudaHostAlloc");
+  pinnedBytes_ = want;
+  return pinned_;
+}
+
+void CudaDevice::wait(cudaEvent_t event) {
+  cudaError_t err = cudaSuccess;
+  if (cudaEventQuery(event) == cudaErrorNotReady)
+    HostHooks::get().runBlocking([&] { err = cudaEventSynchronize(event); });
+  else
+    err = cudaEventSynchronize(event);
+  cudaCheck(err, "cudaEventSynchronize");
+}
+
+void CudaDevice::download(const Buffer &buffer, size_t offset, size_t bytes,
+                          void *dst) {
+  if (bytes == 0)
+    return;
+  void *stage = pinned(bytes);
+  cudaCheck(cudaMemcpyAsync(stage, static_cast<const char *>(buffer.data()) + offset,
+                            bytes, cudaMemcpyDeviceToHost, stream_),
+            "cudaMemcpyAsync");
+  cudaCheck(cudaEventRecord(readDone_, stream_), "cudaEventRecord");
+  wait(readDone_);
+  std::memcpy(dst, stage, bytes);
+}
+
+void CudaDevice::upload(const Buffer &buffer, size_t offset, const void *src,
+                        size_t bytes) {
+  if (bytes == 0)
+    return;
+  cudaCheck(cudaMemcpyAsync(static_cast<char *>(buffer.data()) + offset, src,
+                            bytes, cudaMemcpyHostToDevice, stream_),
+            "cudaMemcpyAsync");
+}
+
+void CudaDevice::synchronize() {
+  cudaError_t err = cudaSuccess;
+  HostHooks::get().runBlocking([&] { err = cudaStreamSynchronize(stream_); });
+  cudaCheck(err, "cudaStreamSynchronize");
+}
+
+} // namespace cumo

@@ -1,0 +1,72 @@
+// A caching allocator over a raw allocator (cudaMalloc, or aligned host
+// memory). Freed blocks are kept in size classes and handed out again, so a
+// loop that allocates the same sizes every iteration stops calling the raw
+// allocator after its first iteration. Nothing here knows about CUDA or Ruby.
+#pragma once
+
+#include "core/buffer.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstddef>
+#include <functional>
+
+namespace cumo {
+
+/// Where a pool gets memory. allocate returns nullptr when out of memory.
+class RawAllocator {
+public:
+  virtual ~RawAllocator() = default;
+  virtual void *allocate(size_t bytes) = 0;
+  virtual void deallocate(void *ptr, size_t bytes) = 0;
+  virtual const char *name() const = 0;
+};
+
+class MemoryPool {
+public:
+  explicit MemoryPool(RawAllocator &raw) : raw_(raw) {}
+  ~MemoryPool();
+
+  /// A block of at least `bytes` (0 gives a valid, empty buffer). Out of
+  /// memory frees the cache, asks `onPressure` (Ruby's GC) to release what
+  /// it can, retries once, then throws ErrorKind::OutOfMemory.
+  Ref<Buffer> allocate(size_t bytes);
+
+  /// Gives every cached block back to the raw allocator.
+  void freeCached();
+
+  /// Off: a released block goes straight back to the raw allocator.
+  void setEnabled(bool on);
+  bool enabled() const { return enabled_; }
+
+  size_t usedBytes() const { return used_; }   ///< handed out, not returned
+  size_t totalBytes() const { return total_; } ///< taken from the allocator
+  size_t cachedBytes() const { return total_ - used_; }
+
+  /// Called before the pool grows past `growthThreshold` beyond what it
+  /// holds, and on out of memory: a chance to run the GC so that dead
+  /// wrappers return their blocks.
+  void setPressureCallback(std::function<void()> cb) {
+    onPressure_ = std::move(cb);
+  }
+
+  /// The size a request is rounded to (its size class).
+  static size_t roundedSize(size_t bytes);
+
+private:
+  friend class Buffer;
+  void release(void *ptr, size_t bytes);
+  void *takeCached(size_t rounded);
+
+  RawAllocator &raw_;
+  llvm::DenseMap<size_t, llvm::SmallVector<void *, 4>> free_;
+  size_t used_ = 0;
+  size_t total_ = 0;
+  size_t grownSinceCallback_ = 0;
+  bool enabled_ = true;
+  bool inCallback_ = false;
+  std::function<void()> onPressure_;
+};
+
+} // namespace cumo

@@ -1,0 +1,40 @@
+// The table of op kinds (op_kind.def) as an enum with its names and
+// categories.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace cumo {
+
+enum class OpKind : uint8_t {
+#define CUMO_OP(Enum, Name, Category, Arity) Enum,
+#include "core/op_kind.def"
+};
+
+enum class OpCategory : uint8_t {
+  Source,
+  Unary,
+  Binary,
+  Compare,
+  View,
+  Reshape,
+  Reduce,
+  Update,
+};
+
+std::string_view opName(OpKind op);
+OpCategory opCategory(OpKind op);
+int opArity(OpKind op);
+
+/// Computed per element from inputs at the same coordinates (broadcast).
+inline bool isElementwise(OpKind op) {
+  auto c = opCategory(op);
+  return c == OpCategory::Unary || c == OpCategory::Binary ||
+         c == OpCategory::Compare;
+}
+inline bool isReduction(OpKind op) {
+  return opCategory(op) == OpCategory::Reduce;
+}
+
+} // namespace cumo

@@ -1,0 +1,73 @@
+// The pending set: every node recorded and not yet computed, in recording
+// order. It holds nodes weakly, so a pending value nobody can reach any more
+// simply disappears. It also watches for the point where a loop that never
+// reads should flush (DESIGN.md, "Cutting where the loop repeats").
+#pragma once
+
+#include "core/node.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace cumo {
+
+class PendingList {
+public:
+  /// The budget past which the list looks for a cut point, and the hard
+  /// limit at which it cuts wherever it is.
+  struct Limits {
+    size_t nodes = 96;
+    size_t bytes = size_t(1) << 30;
+    size_t hardFactor = 4; ///< hard limit = nodes * hardFactor
+    size_t window = 6;     ///< signatures compared at a cut point
+  };
+
+  static PendingList &get();
+
+  /// Records a new pending node. May first call the flush hook when the
+  /// budget is spent and this point repeats the start of the segment.
+  void add(Node *n);
+  /// A node that died while pending.
+  void remove(Node *n);
+
+  /// The live pending nodes, in recording order.
+  void collect(llvm::SmallVectorImpl<NodeRef> &out) const;
+  /// Called after a flush computed everything: starts a new segment.
+  void clearAfterFlush();
+
+  size_t liveCount() const { return live_; }
+  size_t liveBytes() const { return bytes_; }
+  bool empty() const { return live_ == 0; }
+
+  /// graph/ registers the flush that a budget cut runs.
+  void setFlushHook(std::function<void()> hook) { flush_ = std::move(hook); }
+  Limits &limits() { return limits_; }
+  /// Flushes taken because the budget ran out (a cut at a repeat, or the
+  /// hard limit).
+  uint64_t budgetFlushes = 0;
+  uint64_t hardFlushes = 0;
+
+private:
+  uint64_t signatureOf(const Node *n) const;
+  uint64_t windowHash() const;
+  bool shouldCut() const;
+
+  std::vector<Node *> nodes_;
+  size_t live_ = 0;
+  size_t bytes_ = 0;
+  uint64_t nextSerial_ = 1;
+  // The last `window` signatures, oldest first, and the window that stood
+  // when the current segment began.
+  std::vector<uint64_t> ring_;
+  size_t ringPos_ = 0;
+  uint64_t segmentStart_ = 0;
+  bool haveSegmentStart_ = false;
+  bool flushing_ = false;
+  Limits limits_;
+  std::function<void()> flush_;
+};
+
+} // namespace cumo

@@ -1,0 +1,97 @@
+#include "core/shape.h"
+
+namespace cumo {
+
+int64_t numElements(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+Strides contiguousStrides(llvm::ArrayRef<int64_t> shape) {
+  Strides s(shape.size());
+  int64_t step = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    s[i] = step;
+    step *= shape[i];
+  }
+  return s;
+}
+
+std::string shapeToString(llvm::ArrayRef<int64_t> shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      out += ",";
+    out += std::to_string(shape[i]);
+  }
+  return out + "]";
+}
+
+std::optional<Shape> broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                     llvm::ArrayRef<int64_t> b) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return std::nullopt;
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+bool broadcastsTo(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<int64_t> to) {
+  if (from.size() > to.size())
+    return false;
+  size_t lead = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[lead + i])
+      return false;
+  return true;
+}
+
+Layout Layout::contiguous(llvm::ArrayRef<int64_t> shape, int64_t offset) {
+  Layout l;
+  l.shape.assign(shape.begin(), shape.end());
+  l.strides = contiguousStrides(shape);
+  l.offset = offset;
+  return l;
+}
+
+bool Layout::isContiguous() const {
+  for (int64_t d : shape)
+    if (d == 0)
+      return true; // no element to be out of order
+  int64_t expected = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] == 1)
+      continue;
+    if (strides[i] != expected)
+      return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+bool Layout::isWhole(int64_t storageSize) const {
+  return offset == 0 && size() == storageSize && isContiguous();
+}
+
+std::pair<int64_t, int64_t> Layout::extent() const {
+  if (size() == 0)
+    return {offset, offset};
+  int64_t lo = offset, hi = offset;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t span = (shape[i] - 1) * strides[i];
+    if (span < 0)
+      lo += span;
+    else
+      hi += span;
+  }
+  return {lo, hi + 1};
+}
+
+} // namespace cumo

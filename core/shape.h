@@ -1,0 +1,61 @@
+// Shapes, strides and broadcasting. Strides and offsets count elements, not
+// bytes: every dtype here is stored one element per slot (Bit included).
+#pragma once
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace cumo {
+
+using Shape = llvm::SmallVector<int64_t, 4>;
+using Strides = llvm::SmallVector<int64_t, 4>;
+
+/// A shape holding a copy of `a`.
+inline Shape toShape(llvm::ArrayRef<int64_t> a) { return Shape(a.begin(), a.end()); }
+
+/// The number of elements of a shape (1 for a 0-dim shape).
+int64_t numElements(llvm::ArrayRef<int64_t> shape);
+
+/// Row-major strides of a contiguous array of this shape.
+Strides contiguousStrides(llvm::ArrayRef<int64_t> shape);
+
+/// "[3,5]", as Numo prints shapes.
+std::string shapeToString(llvm::ArrayRef<int64_t> shape);
+
+/// The shape two operands broadcast to (numpy rules, right-aligned), or
+/// nullopt when some axis disagrees.
+std::optional<Shape> broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                     llvm::ArrayRef<int64_t> b);
+
+/// True when `from` broadcasts to `to` without changing `to`.
+bool broadcastsTo(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<int64_t> to);
+
+/// Where an array lives inside a flat buffer: element (c0, c1, ...) is at
+/// offset + sum(ci * strides[i]).
+struct Layout {
+  Shape shape;
+  Strides strides;
+  int64_t offset = 0;
+
+  static Layout contiguous(llvm::ArrayRef<int64_t> shape, int64_t offset = 0);
+  int64_t size() const { return numElements(shape); }
+  int64_t ndim() const { return static_cast<int64_t>(shape.size()); }
+  /// Contiguous in the relaxed sense: axes of length one are ignored, since
+  /// they are only ever indexed at zero (the spec's "A Length-One Axis Does
+  /// Not Break Contiguity").
+  bool isContiguous() const;
+  /// Contiguous and starting at offset zero over `storageSize` elements.
+  bool isWhole(int64_t storageSize) const;
+  /// The smallest and one past the largest element offset touched (for
+  /// bounds checks); {offset, offset} when empty.
+  std::pair<int64_t, int64_t> extent() const;
+  bool operator==(const Layout &o) const {
+    return shape == o.shape && strides == o.strides && offset == o.offset;
+  }
+};
+
+} // namespace cumo

@@ -1,0 +1,10 @@
+#include "core/stats.h"
+
+namespace cumo {
+
+Stats &Stats::get() {
+  static Stats stats;
+  return stats;
+}
+
+} // namespace cumo

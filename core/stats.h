@@ -1,0 +1,35 @@
+// Counters that Cumo.stats reports. Plain integers: the engine runs under
+// one lock.
+#pragma once
+
+#include <cstdint>
+
+namespace cumo {
+
+#define CUMO_STATS(X)                                                          \
+  X(kernels_launched)                                                          \
+  X(graphs_built)                                                              \
+  X(graph_instantiations)                                                      \
+  X(graph_updates)                                                             \
+  X(graph_replays)                                                             \
+  X(graph_cache_hits)                                                          \
+  X(graph_cache_misses)                                                        \
+  X(graph_fallbacks)                                                           \
+  X(nvrtc_compiles)                                                            \
+  X(disk_cache_hits)                                                           \
+  X(host_syncs)                                                                \
+  X(bytes_allocated)                                                           \
+  X(plans_run)                                                                 \
+  X(nodes_recorded)                                                            \
+  X(budget_flushes)
+
+struct Stats {
+#define CUMO_STAT_FIELD(name) uint64_t name = 0;
+  CUMO_STATS(CUMO_STAT_FIELD)
+#undef CUMO_STAT_FIELD
+
+  static Stats &get();
+  void reset() { *this = Stats(); }
+};
+
+} // namespace cumo

@@ -1,0 +1,470 @@
+// CUDA source for plan kernels: the parameter struct, the per-element body
+// (boxes, SSA values, stores) and the grid-stride entry of elementwise and
+// scatter kernels. Reductions are emitted in cuda_reduce_codegen.cpp, the
+// parameter block is described in cuda_params.cpp. Every emitter reads a
+// KernelShape, never the Kernel: values reach the kernel only through its
+// parameter block.
+//
+// The element semantics are graph/cpu_executor.cpp's, spelled with the
+// same cumo_ops functions, so a kernel answers what the CPU reference
+// answers (up to the order of a reduction and the last bit of exp/log).
+#include "fusion/cuda_codegen.h"
+
+#include "fusion/cuda_kernel_shape.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace cumo {
+
+// The text of ops/portable_ops.h, generated at build time (embed_text.py).
+extern const char kPortableOpsHeaderText[];
+extern const size_t kPortableOpsHeaderTextSize;
+
+namespace cudagen {
+
+namespace {
+
+bool isSigned(DType t) { return info(t).kind == DTypeKind::SInt; }
+
+} // namespace
+
+std::string convertExpr(DType from, DType to, const std::string &e) {
+  // ref::convert on the C types: Bit is unsigned char here, like UInt8.
+  if (cType(from) == cType(to))
+    return e;
+  std::string t = cType(to).str();
+  if (isFloat(from) && !isFloat(to))
+    return "(" + t + ")cumo_ops::" +
+           (isSigned(to) ? "float_to_int" : "float_to_uint") + "((double)(" +
+           e + "))";
+  return "(" + t + ")(" + e + ")";
+}
+
+std::string castExpr(DType from, DType to, const std::string &e) {
+  // convertTile: a conversion to Bit is a test against zero.
+  if (to == DType::Bit)
+    return "(unsigned char)((" + e + ") != (" + cType(from).str() + ")0)";
+  return convertExpr(from, to, e);
+}
+
+namespace {
+
+const char *binaryFunction(OpKind op) {
+  switch (op) {
+  case OpKind::Add: return "wadd";
+  case OpKind::Sub: return "wsub";
+  case OpKind::Mul: return "wmul";
+  case OpKind::Div: return "div";
+  case OpKind::Mod: return "mod";
+  case OpKind::Pow: return "pow";
+  case OpKind::Maximum: return "maximum";
+  case OpKind::Minimum: return "minimum";
+  default: break;
+  }
+  llvm_unreachable("not a binary op");
+}
+
+const char *compareOperator(OpKind op) {
+  switch (op) {
+  case OpKind::Eq: return "==";
+  case OpKind::Ne: return "!=";
+  case OpKind::Gt: return ">";
+  case OpKind::Ge: return ">=";
+  case OpKind::Lt: return "<";
+  case OpKind::Le: return "<=";
+  default: break;
+  }
+  llvm_unreachable("not a comparison");
+}
+
+std::string var(uint32_t v) { return "v" + std::to_string(v); }
+std::string coord(int32_t basis, int64_t d) {
+  return "c" + std::to_string(basis) + "_" + std::to_string(d);
+}
+std::string pred(int32_t basis) { return "p" + std::to_string(basis); }
+
+/// The element index `prefix` (a load, store or generator) addresses, in
+/// the index type I.
+std::string addressExpr(const std::string &prefix, const IndexShape &i) {
+  std::string off = indexParam(prefix + "_off");
+  switch (i.cls) {
+  case AddressClass::Scalar:
+    return off;
+  case AddressClass::Linear:
+    return "(" + off + " + idx)";
+  case AddressClass::General:
+    break;
+  }
+  std::string e = "(" + off;
+  for (int32_t d = 0; d < i.rank; ++d)
+    e += " + " + coord(i.basis, d) + " * " +
+         indexParam(prefix + "_s[" + std::to_string(d) + "]");
+  return e + ")";
+}
+
+std::string unaryExpr(const Value &v, const Value &a) {
+  std::string x = var(v.args[0]);
+  bool single = v.dtype == DType::SFloat;
+  switch (v.op) {
+  case OpKind::Copy: return x;
+  case OpKind::Cast: return castExpr(a.dtype, v.dtype, x);
+  case OpKind::Neg: return "cumo_ops::wneg(" + x + ")";
+  case OpKind::Abs: return "cumo_ops::abs(" + x + ")";
+  case OpKind::Sqrt: return (single ? "sqrtf(" : "sqrt(") + x + ")";
+  case OpKind::Exp: return (single ? "expf(" : "exp(") + x + ")";
+  case OpKind::Log: return (single ? "logf(" : "log(") + x + ")";
+  default: break;
+  }
+  llvm_unreachable("not a unary op");
+}
+
+std::string generatorExpr(const GenShape &g, size_t id) {
+  std::string p = "P.g" + std::to_string(id);
+  std::string i = addressExpr("g" + std::to_string(id), g.index);
+  std::string t = cType(g.dtype).str();
+  std::string ctr = p + "_ctr + (unsigned long long)" + i + ", " + p + "_seed";
+  switch (g.mode) {
+  case GenMode::SeqFloat:
+    return "(" + t + ")cumo_ops::seq_double(" + p + "_a, " + p + "_b, " + i + ")";
+  case GenMode::SeqIntViaDouble:
+    return convertExpr(DType::DFloat, g.dtype,
+                       "cumo_ops::seq_double(" + p + "_a, " + p + "_b, " + i +
+                           ")");
+  case GenMode::SeqInt:
+    return "(" + t + ")cumo_ops::seq_int(" + p + "_a, " + p + "_b, " + i + ")";
+  case GenMode::RandFloat:
+    return "cumo_ops::rand_float((float)" + p + "_a, (float)" + p + "_b, " +
+           ctr + ")";
+  case GenMode::RandDouble:
+    return "cumo_ops::rand_double(" + p + "_a, " + p + "_b, " + ctr + ")";
+  case GenMode::RandInt:
+    return "(" + t + ")cumo_ops::rand_int(" + p + "_a, " + p + "_b, " + ctr +
+           ")";
+  }
+  llvm_unreachable("unknown generator mode");
+}
+
+std::string valueExpr(const KernelShape &s, uint32_t id) {
+  const Value &v = s.values[id];
+  switch (v.kind) {
+  case Value::Kind::Load: {
+    std::string ld = "ld" + std::to_string(v.ref);
+    return "P." + ld + "[" + addressExpr(ld, s.loads[v.ref].index) + "]";
+  }
+  case Value::Kind::Param:
+    return "P.p" + std::to_string(v.ref);
+  case Value::Kind::Generator:
+    return generatorExpr(s.generators[v.ref], v.ref);
+  case Value::Kind::Select:
+    return pred(int32_t(v.ref)) + " ? " + var(v.args[0]) + " : " +
+           var(v.args[1]);
+  case Value::Kind::Op:
+    break;
+  }
+  const Value &a = s.values[v.args[0]];
+  switch (opCategory(v.op)) {
+  case OpCategory::Unary:
+    return unaryExpr(v, a);
+  case OpCategory::Binary:
+    return std::string("cumo_ops::") + binaryFunction(v.op) + "(" +
+           var(v.args[0]) + ", " + var(v.args[1]) + ")";
+  case OpCategory::Compare:
+    return "(unsigned char)(" + var(v.args[0]) + " " + compareOperator(v.op) +
+           " " + var(v.args[1]) + ")";
+  default:
+    break;
+  }
+  llvm_unreachable("analyzeKernel admits only elementwise ops");
+}
+
+/// Coordinates and predicate of box `b` from its parent's (computeBox).
+void emitBox(const KernelShape &s, int32_t b, std::string &os, int indent) {
+  const BasisShape &bs = s.bases[b];
+  std::string p = pred(b), field = "b" + std::to_string(b);
+  line(os, indent, "bool " + p + " = " + pred(bs.parent) + ";");
+  for (int32_t d = 0; d < bs.rank; ++d)
+    line(os, indent, "I " + coord(b, d) + " = 0;");
+  if (bs.inRank == 0)
+    return;
+  line(os, indent, "if (" + p + ") {");
+  int in = indent + 2;
+  size_t entry = 0, nonzeroSeen = 0;
+  for (int32_t r = 0; r < bs.inRank; ++r) {
+    std::string rs = std::to_string(r);
+    std::string u = indexParam(field + "_off[" + rs + "]");
+    for (int32_t d = 0; d < bs.parentRank; ++d, ++entry)
+      if (bs.nonzero[entry])
+        u += " + " + indexParam(field + "_m[" + std::to_string(nonzeroSeen++) + "]") +
+             " * " + coord(bs.parent, d);
+    line(os, in, "{");
+    line(os, in + 2, "const I q = " + u + " - " +
+                         indexParam(field + "_start[" + rs + "]") + ";");
+    int32_t axis = bs.axisOf[r];
+    if (axis < 0) {
+      line(os, in + 2, p + " = " + p + " && q == 0;");
+    } else {
+      // A uniform branch: most slices step by one, and integer division
+      // is slow, so skip it then (q % 1 == 0 and q / 1 == q anyway).
+      line(os, in + 2, "const I st = " + indexParam(field + "_step[" + rs + "]") + ";");
+      line(os, in + 2, "const I j = st == 1 ? q : q / st;");
+      line(os, in + 2, p + " = " + p + " && (st == 1 || q % st == 0) && j >= 0 "
+                           "&& j < " +
+                           indexParam(field + "_cnt[" + std::to_string(axis) + "]") +
+                           ";");
+      line(os, in + 2, coord(b, axis) + " = j;");
+    }
+    line(os, in, "}");
+  }
+  line(os, indent, "}");
+}
+
+} // namespace
+
+void emitElementBody(const KernelShape &s, std::string &os, int indent) {
+  if (s.bases.size() > 1)
+    line(os, indent, "const bool p0 = true; // the domain holds everywhere");
+  for (int32_t b = 1; b < int32_t(s.bases.size()); ++b)
+    emitBox(s, b, os, indent);
+  for (uint32_t id = 0; id < s.values.size(); ++id) {
+    const Value &v = s.values[id];
+    std::string t = cType(v.dtype).str();
+    std::string e = valueExpr(s, id);
+    // A value of a box exists only inside it: guard it, loads above all,
+    // which would read out of bounds elsewhere.
+    if (v.basis != 0 && v.kind != Value::Kind::Param)
+      e = pred(v.basis) + " ? (" + t + ")(" + e + ") : (" + t + ")0";
+    line(os, indent, "const " + t + " " + var(id) + " = " + e + ";");
+    if (v.kind == Value::Kind::Op && (v.op == OpKind::Div || v.op == OpKind::Mod) &&
+        isInteger(v.dtype)) {
+      // Numo raises ZeroDivisionError; a kernel flags it for the next read.
+      std::string cond = var(v.args[1]) + " == 0";
+      if (v.basis != 0)
+        cond = pred(v.basis) + " && " + cond;
+      line(os, indent, "if (" + cond + ") atomicOr(P.err, 1u);");
+    }
+  }
+  for (size_t i = 0; i < s.stores.size(); ++i) {
+    const StoreShape &st = s.stores[i];
+    std::string name = "st" + std::to_string(i);
+    // A store in a box writes where the box holds (each element once).
+    std::string cond = st.index.basis != 0 ? pred(st.index.basis) : "";
+    for (int32_t a : st.zeroAxes)
+      cond += (cond.empty() ? "" : " && ") + coord(0, a) + " == 0";
+    std::string write =
+        "P." + name + "[" + addressExpr(name, st.index) + "] = " + var(st.value) + ";";
+    line(os, indent, cond.empty() ? write : "if (" + cond + ") " + write);
+  }
+  for (size_t i = 0; i < s.reduces.size(); ++i) {
+    const ReduceShape &r = s.reduces[i];
+    std::string acc = "acc" + std::to_string(i);
+    std::string x = castExpr(s.values[r.value].dtype, r.accumulator,
+                             var(r.value));
+    line(os, indent, acc + " = " + reduceStepExpr(r.op, acc, x) + ";");
+  }
+}
+
+void emitUnravel(std::string &os, int indent, const std::string &flat,
+                 llvm::ArrayRef<int32_t> axes) {
+  if (axes.empty())
+    return;
+  if (axes.size() == 1) {
+    line(os, indent, coord(0, axes[0]) + " = " + flat + ";");
+    return;
+  }
+  line(os, indent, "{");
+  line(os, indent + 2, "I rest = " + flat + ";");
+  for (size_t k = axes.size(); k-- > 1;)
+    line(os, indent + 2, "rest = cumo_k::divmod(rest, " +
+                             indexParam("ext[" + std::to_string(axes[k]) + "]") +
+                             ", " + coord(0, axes[k]) + ");");
+  line(os, indent + 2, coord(0, axes[0]) + " = rest;");
+  line(os, indent, "}");
+}
+
+void emitDomainCoords(const KernelShape &s, std::string &os, int indent) {
+  if (s.rank == 0)
+    return;
+  std::string decl = "I ";
+  for (int32_t d = 0; d < s.rank; ++d)
+    decl += (d ? ", " : "") + coord(0, d) + " = 0";
+  line(os, indent, decl + ";");
+}
+
+void emitEntryHead(llvm::StringRef entry, std::string &os) {
+  os += "extern \"C\" __global__ void __launch_bounds__(" +
+        std::to_string(kBlockSize) + ", " + std::to_string(kMinBlocksPerSm) +
+        ") " + entry.str() +
+        "(const unsigned char *__restrict__ params) {\n";
+  // A copy: the stores below cannot alias it, so every field is read once.
+  line(os, 2, "const CumoParams P = *reinterpret_cast<const CumoParams *>"
+              "(params);");
+}
+
+void emitIndexDispatch(llvm::StringRef loop, const std::string &args,
+                       std::string &os) {
+  // 32-bit index arithmetic is two to three times cheaper; the host says
+  // when every index of this launch fits it.
+  line(os, 2, "if (P.narrow)");
+  line(os, 4, loop.str() + "<int>(" + args + ");");
+  line(os, 2, "else");
+  line(os, 4, loop.str() + "<long long>(" + args + ");");
+}
+
+namespace {
+
+void emitParamStruct(const KernelShape &s, std::string &os) {
+  // The host packs the block at these offsets (cuda_params.cpp, natural
+  // alignment, as here). NVRTC has no offsetof, so the compile checks the
+  // size, and the offsets are written out for readers and tests.
+  ParamLayout layout = layoutParams(s);
+  os += "struct CumoParams {\n";
+  for (const PlacedField &f : layout.fields)
+    os += "  " + f.ctype + " " + f.name +
+          (f.array ? "[" + std::to_string(f.count) + "]" : "") +
+          "; // offset " + std::to_string(f.offset) + "\n";
+  os += "};\n";
+  os += "static_assert(sizeof(CumoParams) == " + std::to_string(layout.bytes) +
+        ", \"parameter block size\");\n\n";
+}
+
+void emitGridStrideEntry(const KernelShape &s, const std::string &entry,
+                         std::string &os) {
+  std::string accParams, accArgs;
+  for (size_t i = 0; i < s.reduces.size(); ++i) {
+    std::string n = std::to_string(i);
+    accParams += ", " + cType(s.reduces[i].accumulator).str() + " &acc" + n;
+    accArgs += ", acc" + n;
+  }
+  os += "template <class I>\n__device__ __forceinline__ void cumo_loop("
+        "const CumoParams &P" + accParams + ") {\n";
+  line(os, 2, "const I stride = (I)gridDim.x * (I)blockDim.x;");
+  line(os, 2, "for (I idx = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; "
+              "idx < (I)P.n; idx += stride) {");
+  emitDomainCoords(s, os, 4);
+  llvm::SmallVector<int32_t, 4> all;
+  for (int32_t d = 0; d < s.rank; ++d)
+    all.push_back(d);
+  emitUnravel(os, 4, "idx", all);
+  emitElementBody(s, os, 4);
+  line(os, 2, "}");
+  os += "}\n\n";
+
+  emitEntryHead(entry, os);
+  for (size_t i = 0; i < s.reduces.size(); ++i) {
+    const ReduceShape &r = s.reduces[i];
+    line(os, 2, cType(r.accumulator).str() + " acc" + std::to_string(i) +
+                    " = " + reduceIdentityExpr(r.op, r.accumulator) + ";");
+  }
+  emitIndexDispatch("cumo_loop", "P" + accArgs, os);
+  if (s.strategy == ReduceStrategy::Grid)
+    emitGridReduceTail(s, os);
+  os += "}\n";
+}
+
+const char *kindTag(Kernel::Kind k) {
+  switch (k) {
+  case Kernel::Kind::Elementwise: return "ew";
+  case Kernel::Kind::AxisReduce: return "red";
+  case Kernel::Kind::Scatter: return "scat";
+  }
+  llvm_unreachable("unknown kernel kind");
+}
+
+std::string entryName(const KernelShape &s, uint64_t key) {
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016" PRIx64, key);
+  return std::string("cumo_") + kindTag(s.kind) + "_" + hex;
+}
+
+uint32_t gridFor(int64_t work, uint32_t perBlock, const DeviceModel &model) {
+  if (work <= 0)
+    return 0;
+  int64_t cap = int64_t(std::max(model.smCount, 1)) * kMaxBlocksPerSm;
+  int64_t blocks = (work + perBlock - 1) / perBlock;
+  return uint32_t(std::min(blocks, cap));
+}
+
+} // namespace
+
+} // namespace cudagen
+
+uint64_t kernelKey(const Kernel &k, const DeviceModel &model) {
+  return cudagen::hashShape(cudagen::analyzeKernel(k, model));
+}
+
+KernelSource generateCuda(const Kernel &k, const DeviceModel &model) {
+  using namespace cudagen;
+  KernelShape s = analyzeKernel(k, model);
+  KernelSource out;
+  out.entry = entryName(s, hashShape(s));
+  std::string &os = out.source;
+  os += "// Generated by Cumo: one fused kernel. Structure only: every extent,\n"
+        "// offset, stride, scalar and pointer is read from CumoParams.\n";
+  os += "#include \"cumo_portable_ops.h\"\n\n";
+  os += devicePreamble();
+  emitParamStruct(s, os);
+  if (s.kind == Kernel::Kind::AxisReduce)
+    emitAxisReduceEntry(s, out.entry, os);
+  else
+    emitGridStrideEntry(s, out.entry, os);
+  return out;
+}
+
+LaunchConfig launchConfig(const Kernel &k, const DeviceModel &model) {
+  using namespace cudagen;
+  LaunchConfig c;
+  c.block = kBlockSize;
+  switch (k.kind) {
+  case Kernel::Kind::Elementwise:
+  case Kernel::Kind::Scatter:
+    c.grid = gridFor(k.domainSize(), kBlockSize, model);
+    // A full reduction of nothing still writes its identity.
+    if (!k.reduces.empty() && c.grid == 0)
+      c.grid = 1;
+    return c;
+  case Kernel::Kind::AxisReduce:
+    break;
+  }
+  int64_t outputs = k.reduceOutputs();
+  switch (analyzeKernel(k, model).strategy) {
+  case ReduceStrategy::Thread:
+    c.grid = gridFor(outputs, kBlockSize, model);
+    break;
+  case ReduceStrategy::Warp:
+    c.grid = gridFor(outputs, kBlockSize / kWarpSize, model);
+    break;
+  default:
+    c.grid = gridFor(outputs, 1, model);
+    break;
+  }
+  return c;
+}
+
+size_t scratchBytes(const Kernel &k, const LaunchConfig &launch) {
+  using namespace cudagen;
+  if (k.kind != Kernel::Kind::Elementwise || k.reduces.empty())
+    return 0;
+  size_t bytes = kScratchCounterBytes +
+                 k.reduces.size() * size_t(launch.grid) * kPartialBytes;
+  return (bytes + 15) / 16 * 16;
+}
+
+llvm::ArrayRef<const char *> nvrtcOptions() {
+  // IEEE division and square root and no flush to zero are NVRTC's
+  // defaults; they are spelled out because fusion must not change an
+  // answer. No FMA contraction, for the same reason.
+  static const char *const options[] = {
+      "--std=c++17",     "--fmad=false",     "--prec-div=true",
+      "--prec-sqrt=true", "--ftz=false",     "-default-device",
+  };
+  return options;
+}
+
+std::string_view portableOpsHeader() {
+  return std::string_view(kPortableOpsHeaderText, kPortableOpsHeaderTextSize);
+}
+
+} // namespace cumo

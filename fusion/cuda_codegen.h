@@ -1,0 +1,67 @@
+// CUDA code generation for plan kernels. Sources are generated from the
+// kernel's structure only: extents, strides, offsets, slice boxes, scalars
+// and pointers are read from a parameter block at run time, so one compiled
+// kernel serves every flush of the same structure (DESIGN.md, "Extents are
+// parameters too"). This file is plain C++ (no CUDA header): CI generates
+// and NVRTC-compiles every kernel without a GPU.
+#pragma once
+
+#include "core/device.h"
+#include "fusion/plan.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace cumo {
+
+/// How a kernel is launched now (the grid depends on extents).
+struct LaunchConfig {
+  uint32_t grid = 1;
+  uint32_t block = 256;
+  uint32_t sharedBytes = 0;
+  bool operator==(const LaunchConfig &o) const {
+    return grid == o.grid && block == o.block && sharedBytes == o.sharedBytes;
+  }
+};
+
+struct KernelSource {
+  std::string entry;  ///< the extern "C" name of the kernel
+  std::string source; ///< CUDA C++; #includes "cumo_portable_ops.h"
+};
+
+/// A structural key: kernels with equal keys have equal sources.
+uint64_t kernelKey(const Kernel &k, const DeviceModel &model);
+
+/// The source of `k`. The kernel takes one argument, a pointer to its
+/// parameter block in device memory (see packParams).
+KernelSource generateCuda(const Kernel &k, const DeviceModel &model);
+
+LaunchConfig launchConfig(const Kernel &k, const DeviceModel &model);
+
+/// Device scratch the kernel needs (reduction partials and counters). The
+/// executor zeroes it once when it allocates it; kernels leave counters at
+/// zero when they finish.
+size_t scratchBytes(const Kernel &k, const LaunchConfig &launch);
+
+/// Appends `k`'s parameter block to `out` (aligned to kParamAlignment from
+/// the start of `out`). `buffers[i]` is the device address of plan buffer
+/// i; `scratch` the address of this kernel's scratch; `errorWord` the
+/// device's error word (Device::errorWord).
+constexpr size_t kParamAlignment = 16;
+void packParams(const Kernel &k, const LaunchConfig &launch,
+                llvm::ArrayRef<void *> buffers, void *scratch, void *errorWord,
+                llvm::SmallVectorImpl<char> &out);
+
+/// NVRTC options every kernel is compiled with (no FMA contraction, so a
+/// fused kernel rounds every intermediate as the unfused ops would).
+llvm::ArrayRef<const char *> nvrtcOptions();
+
+/// The text of ops/portable_ops.h, handed to NVRTC as the header
+/// "cumo_portable_ops.h".
+std::string_view portableOpsHeader();
+
+} // namespace cumo

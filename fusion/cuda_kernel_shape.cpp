@@ -1,0 +1,303 @@
+// The structure of a plan kernel, as code generation sees it: every fact a
+// source may depend on, and nothing a flush changes from one iteration to
+// the next (see cuda_kernel_shape.h).
+#include "fusion/cuda_kernel_shape.h"
+
+#include "core/error.h"
+
+#include <algorithm>
+
+namespace cumo::cudagen {
+
+namespace {
+
+/// Classifies how `e` addresses its buffer. Linear needs basis 0 and the
+/// domain's row-major strides; axes of extent one are skipped, since their
+/// coordinate is always 0 and their stride never matters.
+IndexShape classify(const IndexExpr &e, const Kernel &k) {
+  IndexShape s;
+  s.basis = e.basis;
+  s.rank = int32_t(e.strides.size());
+  if (llvm::all_of(e.strides, [](int64_t st) { return st == 0; })) {
+    s.cls = AddressClass::Scalar;
+    return s;
+  }
+  s.cls = AddressClass::General;
+  if (e.basis != 0 || e.strides.size() != k.domain.size())
+    return s;
+  Strides contiguous = contiguousStrides(k.domain);
+  for (size_t d = 0; d < k.domain.size(); ++d)
+    if (k.domain[d] != 1 && e.strides[d] != contiguous[d])
+      return s;
+  s.cls = AddressClass::Linear;
+  return s;
+}
+
+GenMode genMode(const Generator &g) {
+  bool isSeq = g.op == OpKind::Seq;
+  if (g.dtype == DType::SFloat)
+    return isSeq ? GenMode::SeqFloat : GenMode::RandFloat;
+  if (g.dtype == DType::DFloat)
+    return isSeq ? GenMode::SeqFloat : GenMode::RandDouble;
+  if (!isSeq)
+    return GenMode::RandInt;
+  return g.a.isFloat() || g.b.isFloat() ? GenMode::SeqIntViaDouble
+                                        : GenMode::SeqInt;
+}
+
+ReduceStrategy axisStrategy(const Kernel &k) {
+  int64_t length = k.reduceLength();
+  int64_t outputs = k.reduceOutputs();
+  bool innermostKept =
+      !k.domain.empty() &&
+      !llvm::is_contained(k.reduceAxes, int32_t(k.domain.size() - 1));
+  if (length <= kThreadReduceMaxLength)
+    return ReduceStrategy::Thread;
+  if (innermostKept && outputs >= kThreadReduceMinColumns)
+    return ReduceStrategy::Thread;
+  if (length <= kWarpReduceMaxLength)
+    return ReduceStrategy::Warp;
+  return ReduceStrategy::Block;
+}
+
+[[noreturn]] void unsupported(const std::string &what) {
+  throw Error(ErrorKind::Internal, "[cuda codegen] " + what);
+}
+
+void checkValue(const Kernel &k, const Value &v, uint32_t id) {
+  for (uint32_t a : v.args)
+    if (a >= id)
+      unsupported("value " + std::to_string(id) + " reads a later value");
+  if (v.basis < 0 || size_t(v.basis) >= k.bases.size())
+    unsupported("value basis out of range");
+  switch (v.kind) {
+  case Value::Kind::Load:
+    if (v.ref >= k.loads.size())
+      unsupported("load out of range");
+    return;
+  case Value::Kind::Param:
+    if (v.ref >= k.params.size())
+      unsupported("param out of range");
+    return;
+  case Value::Kind::Generator:
+    if (v.ref >= k.generators.size())
+      unsupported("generator out of range");
+    return;
+  case Value::Kind::Select:
+    if (v.ref == 0 || v.ref >= k.bases.size() || v.args.size() != 2)
+      unsupported("malformed select");
+    return;
+  case Value::Kind::Op: {
+    OpCategory c = opCategory(v.op);
+    size_t arity = c == OpCategory::Unary ? 1 : 2;
+    if ((c != OpCategory::Unary && c != OpCategory::Binary &&
+         c != OpCategory::Compare) ||
+        v.args.size() != arity)
+      unsupported(std::string("op ") + std::string(opName(v.op)) +
+                  " in a kernel");
+    bool mathOp = v.op == OpKind::Sqrt || v.op == OpKind::Exp ||
+                  v.op == OpKind::Log;
+    if (mathOp && !isFloat(v.dtype))
+      unsupported(std::string(opName(v.op)) + " of an integer dtype");
+    return;
+  }
+  }
+}
+
+} // namespace
+
+KernelShape analyzeKernel(const Kernel &k, const DeviceModel &model) {
+  KernelShape s;
+  s.kind = k.kind;
+  s.rank = int32_t(k.domain.size());
+  if (k.bases.empty())
+    unsupported("a kernel without a domain basis");
+  for (size_t b = 0; b < k.bases.size(); ++b) {
+    const Basis &basis = k.bases[b];
+    BasisShape bs;
+    if (b == 0) {
+      bs.rank = s.rank;
+      s.bases.push_back(std::move(bs));
+      continue;
+    }
+    if (basis.parent < 0 || size_t(basis.parent) >= b)
+      unsupported("a box whose parent is not an earlier basis");
+    const AffineMap &m = basis.fromParent;
+    bs.parent = basis.parent;
+    bs.rank = int32_t(basis.rank());
+    bs.inRank = int32_t(m.inRank);
+    bs.parentRank = int32_t(m.outRank);
+    if (bs.parentRank != s.bases[basis.parent].rank ||
+        basis.axisOf.size() != size_t(m.inRank))
+      unsupported("a box map that does not fit its parent");
+    bs.axisOf.assign(basis.axisOf.begin(), basis.axisOf.end());
+    for (int32_t a : bs.axisOf)
+      if (a >= bs.rank)
+        unsupported("a box axis out of range");
+    for (int64_t r = 0; r < m.inRank; ++r)
+      for (int64_t d = 0; d < m.outRank; ++d)
+        bs.nonzero.push_back(m.at(r, d) != 0);
+    s.bases.push_back(std::move(bs));
+  }
+  auto checkIndex = [&](const IndexShape &i) {
+    if (i.basis < 0 || size_t(i.basis) >= s.bases.size() ||
+        i.rank != s.bases[i.basis].rank)
+      unsupported("an index that does not fit its basis");
+  };
+  for (const Load &l : k.loads) {
+    s.loads.push_back({l.dtype, classify(l.index, k)});
+    checkIndex(s.loads.back().index);
+  }
+  for (const Param &p : k.params)
+    s.params.push_back(p.dtype);
+  for (const Generator &g : k.generators) {
+    s.generators.push_back({genMode(g), g.dtype, classify(g.flatIndex, k)});
+    checkIndex(s.generators.back().index);
+  }
+  for (uint32_t v = 0; v < k.values.size(); ++v) {
+    checkValue(k, k.values[v], v);
+    s.values.push_back(k.values[v]);
+  }
+  for (const Store &st : k.stores) {
+    if (st.value >= k.values.size())
+      unsupported("a store of an unknown value");
+    if (cType(k.values[st.value].dtype) != cType(st.dtype))
+      unsupported("a store whose dtype differs from its value's");
+    StoreShape ss;
+    ss.value = st.value;
+    ss.dtype = st.dtype;
+    ss.index = classify(st.index, k);
+    checkIndex(ss.index);
+    ss.zeroAxes.assign(st.zeroAxes.begin(), st.zeroAxes.end());
+    for (int32_t a : ss.zeroAxes)
+      if (a < 0 || a >= s.rank)
+        unsupported("a store zero axis out of range");
+    s.stores.push_back(std::move(ss));
+  }
+  for (const Reduce &r : k.reduces) {
+    if (r.value >= k.values.size())
+      unsupported("a reduction of an unknown value");
+    if (opCategory(r.op) != OpCategory::Reduce)
+      unsupported("a reduction that is not one");
+    s.reduces.push_back({r.value, r.op, r.accumulator, r.dtype});
+  }
+  s.reduceAxes.assign(k.reduceAxes.begin(), k.reduceAxes.end());
+  for (int32_t a : s.reduceAxes)
+    if (a < 0 || a >= s.rank)
+      unsupported("a reduced axis out of range");
+
+  switch (k.kind) {
+  case Kernel::Kind::Elementwise:
+    s.strategy = k.reduces.empty() ? ReduceStrategy::None : ReduceStrategy::Grid;
+    break;
+  case Kernel::Kind::AxisReduce:
+    s.strategy = axisStrategy(k);
+    break;
+  case Kernel::Kind::Scatter:
+    if (!k.reduces.empty())
+      unsupported("a scatter with reductions");
+    s.strategy = ReduceStrategy::None;
+    break;
+  }
+  for (const Value &v : s.values)
+    s.checksDivision |= v.kind == Value::Kind::Op &&
+                        (v.op == OpKind::Div || v.op == OpKind::Mod) &&
+                        isInteger(v.dtype);
+  (void)model; // no strategy depends on the device yet
+  return s;
+}
+
+namespace {
+
+/// Accumulates 64-bit words into a hash (splitmix64's finalizer per word,
+/// folded with a multiply): cheap, and stable across processes and builds.
+class Hasher {
+public:
+  void add(uint64_t x) {
+    h_ = (h_ ^ mix(x + 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+  }
+  template <class Range> void addAll(const Range &r) {
+    add(uint64_t(std::size(r)));
+    for (const auto &x : r)
+      add(uint64_t(x));
+  }
+  uint64_t get() const { return mix(h_); }
+
+private:
+  static uint64_t mix(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  uint64_t h_ = 0x636f6d6f2d6b6579ull;
+};
+
+void addIndex(Hasher &h, const IndexShape &i) {
+  h.add(uint64_t(i.basis));
+  h.add(uint64_t(i.rank));
+  h.add(uint64_t(i.cls));
+}
+
+} // namespace
+
+uint64_t hashShape(const KernelShape &s) {
+  Hasher h;
+  h.add(1); // the layout version of this hash and of the emitters
+  h.add(uint64_t(s.kind));
+  h.add(uint64_t(s.rank));
+  h.add(uint64_t(s.strategy));
+  h.add(uint64_t(s.checksDivision));
+  h.add(s.bases.size());
+  for (const BasisShape &b : s.bases) {
+    h.add(uint64_t(b.parent));
+    h.add(uint64_t(b.rank));
+    h.add(uint64_t(b.inRank));
+    h.add(uint64_t(b.parentRank));
+    h.addAll(b.axisOf);
+    h.addAll(b.nonzero);
+  }
+  h.add(s.loads.size());
+  for (const LoadShape &l : s.loads) {
+    h.add(uint64_t(l.dtype));
+    addIndex(h, l.index);
+  }
+  h.addAll(s.params);
+  h.add(s.generators.size());
+  for (const GenShape &g : s.generators) {
+    h.add(uint64_t(g.mode));
+    h.add(uint64_t(g.dtype));
+    addIndex(h, g.index);
+  }
+  h.add(s.values.size());
+  for (const Value &v : s.values) {
+    h.add(uint64_t(v.kind));
+    h.add(uint64_t(v.op));
+    h.add(uint64_t(v.dtype));
+    h.add(uint64_t(v.basis));
+    h.add(uint64_t(v.ref));
+    h.addAll(v.args);
+  }
+  h.add(s.stores.size());
+  for (const StoreShape &st : s.stores) {
+    h.add(st.value);
+    h.add(uint64_t(st.dtype));
+    addIndex(h, st.index);
+    h.addAll(st.zeroAxes);
+  }
+  h.add(s.reduces.size());
+  for (const ReduceShape &r : s.reduces) {
+    h.add(r.value);
+    h.add(uint64_t(r.op));
+    h.add(uint64_t(r.accumulator));
+    h.add(uint64_t(r.dtype));
+  }
+  h.addAll(s.reduceAxes);
+  return h.get();
+}
+
+llvm::StringRef cType(DType t) {
+  std::string_view s = info(t).cudaType;
+  return llvm::StringRef(s.data(), s.size());
+}
+
+} // namespace cumo::cudagen

@@ -1,0 +1,246 @@
+// What CUDA code generation may depend on: the structure of a plan kernel
+// with every run-time value (extents, offsets, strides, slice boxes,
+// scalars, pointers) taken out. The emitters read only a KernelShape, never
+// the Kernel, so a source cannot depend on a value by accident; kernelKey
+// hashes the same KernelShape, so equal keys mean equal sources. Values
+// reach the kernel through its parameter block, laid out by
+// describeParams, which generation and packing both call.
+//
+// Internal to fusion/cuda_*.cpp.
+#pragma once
+
+#include "core/device.h"
+#include "fusion/cuda_codegen.h"
+#include "fusion/plan.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace cumo::cudagen {
+
+/// Threads per block of every kernel.
+constexpr uint32_t kBlockSize = 256;
+constexpr uint32_t kWarpSize = 32;
+/// Grid-stride kernels launch at most this many blocks per SM: enough to
+/// hide memory latency, few enough that a full reduction's last block folds
+/// a short list of partials.
+constexpr uint32_t kMaxBlocksPerSm = 8;
+/// Blocks per SM every kernel must fit (__launch_bounds__), which caps it
+/// at 64 registers: fused kernels hoist their parameters into registers,
+/// and without a cap a stencil took 80 and ran at 3 blocks per SM, 25%
+/// slower than at 64 (H200).
+constexpr uint32_t kMinBlocksPerSm = 4;
+/// Axis reductions: one thread folds each output up to this many elements
+/// (in the CPU's order, so the answer is bit-identical)...
+constexpr int64_t kThreadReduceMaxLength = 32;
+/// ...or when the innermost axis is kept and there are at least this many
+/// outputs (adjacent threads then read adjacent addresses)...
+constexpr int64_t kThreadReduceMinColumns = 4096;
+/// ...one warp per output up to this many elements, one block beyond.
+constexpr int64_t kWarpReduceMaxLength = 4096;
+/// Scratch: the arrival counter of a full reduction's blocks comes first,
+/// then one 8-byte partial per reduction per block.
+constexpr size_t kScratchCounterBytes = 16;
+constexpr size_t kPartialBytes = 8;
+
+/// How a load, store or generator addresses its buffer.
+enum class AddressClass : uint8_t {
+  Linear,  ///< basis 0, contiguous over the domain: offset + flat index
+  Scalar,  ///< every stride zero: offset
+  General, ///< offset + sum(coord * stride)
+};
+
+struct IndexShape {
+  int32_t basis = 0;
+  int32_t rank = 0; ///< strides (the basis's rank)
+  AddressClass cls = AddressClass::General;
+};
+
+struct BasisShape {
+  int32_t parent = -1;
+  int32_t rank = 0;       ///< coordinates of this basis
+  int32_t inRank = 0;     ///< fromParent rows (axes of the updated array)
+  int32_t parentRank = 0; ///< fromParent columns
+  llvm::SmallVector<int32_t, 4> axisOf;
+  /// fromParent entries that are nonzero, row-major; only these are read.
+  llvm::SmallVector<uint8_t, 16> nonzero;
+};
+
+/// How a generator computes element i (the CPU executor's cases).
+enum class GenMode : uint8_t {
+  SeqFloat,        ///< float dtypes: (T)seq_double(a, b, i)
+  SeqIntViaDouble, ///< integer dtype, a or b a Float: convert(seq_double)
+  SeqInt,          ///< integer dtype, a and b Integers: (T)seq_int
+  RandFloat,
+  RandDouble,
+  RandInt,
+};
+
+struct LoadShape {
+  DType dtype = DType::DFloat;
+  IndexShape index;
+};
+
+struct GenShape {
+  GenMode mode = GenMode::SeqFloat;
+  DType dtype = DType::DFloat;
+  IndexShape index;
+};
+
+struct StoreShape {
+  uint32_t value = 0;
+  DType dtype = DType::DFloat;
+  IndexShape index;
+  llvm::SmallVector<int32_t, 4> zeroAxes;
+};
+
+struct ReduceShape {
+  uint32_t value = 0;
+  OpKind op = OpKind::Sum;
+  DType accumulator = DType::DFloat;
+  DType dtype = DType::DFloat;
+};
+
+enum class ReduceStrategy : uint8_t {
+  None,   ///< no reductions
+  Grid,   ///< full reductions: per-block partials, the last block folds
+  Thread, ///< axis reduction, one thread per output
+  Warp,   ///< axis reduction, one warp per output
+  Block,  ///< axis reduction, one block per output
+};
+
+struct KernelShape {
+  Kernel::Kind kind = Kernel::Kind::Elementwise;
+  int32_t rank = 0; ///< of the domain
+  /// Entry 0 stands for the domain (only rank is set).
+  llvm::SmallVector<BasisShape, 2> bases;
+  llvm::SmallVector<LoadShape, 4> loads;
+  llvm::SmallVector<DType, 2> params;
+  llvm::SmallVector<GenShape, 1> generators;
+  /// Values carry no run-time numbers, so they are copied as they are.
+  llvm::SmallVector<Value, 8> values;
+  llvm::SmallVector<StoreShape, 2> stores;
+  llvm::SmallVector<ReduceShape, 1> reduces;
+  llvm::SmallVector<int32_t, 2> reduceAxes;
+  ReduceStrategy strategy = ReduceStrategy::None;
+  /// Divides or takes the remainder of integers: a divisor of zero sets a
+  /// bit in the device's error word (the `err` parameter).
+  bool checksDivision = false;
+
+  int32_t basisRank(int32_t b) const { return bases[b].rank; }
+};
+
+/// Extracts the structure of `k` (throws Error(Internal) for a kernel the
+/// generator cannot express).
+KernelShape analyzeKernel(const Kernel &k, const DeviceModel &model);
+
+/// A 64-bit hash of every field of `s`.
+uint64_t hashShape(const KernelShape &s);
+
+/// The C spelling of one element of `t`.
+llvm::StringRef cType(DType t);
+
+/// The run-time values a parameter block is filled from.
+struct PackInputs {
+  const Kernel &kernel;
+  const LaunchConfig &launch;
+  llvm::ArrayRef<void *> buffers;
+  void *scratch = nullptr;
+  void *errorWord = nullptr;
+};
+
+/// Receives the fields of a parameter block in order. In layout mode
+/// (generation) the value callbacks are never called.
+class ParamSink {
+public:
+  virtual ~ParamSink() = default;
+  /// A field of C type `ctype`, `size` bytes (aligned to `size`); an array
+  /// of `count` such when `array`. `value(i, dst)` writes element i.
+  virtual void field(llvm::StringRef name, llvm::StringRef ctype, size_t size,
+                     size_t count, bool array,
+                     llvm::function_ref<void(size_t, void *)> value) = 0;
+};
+
+/// Lists the parameter block's fields for `s`, with their values from `in`
+/// when it is given. The one definition of the block's layout.
+void describeParams(const KernelShape &s, const PackInputs *in, ParamSink &sink);
+
+/// A field placed in the block.
+struct PlacedField {
+  std::string name;
+  std::string ctype;
+  size_t size = 0, count = 0, offset = 0;
+  bool array = false;
+};
+
+/// Field offsets with natural alignment, as a C compiler lays out a struct.
+struct ParamLayout {
+  llvm::SmallVector<PlacedField, 16> fields;
+  size_t bytes = 0;
+};
+ParamLayout layoutParams(const KernelShape &s);
+
+/// Places a field of `count` elements of `size` bytes after `cursor`,
+/// returns its offset and advances `cursor`; tracks the widest alignment.
+size_t placeField(size_t &cursor, size_t &maxAlign, size_t size, size_t count);
+
+// Source emission (cuda_codegen.cpp, cuda_reduce_codegen.cpp).
+
+/// Text helpers shared by the emitters.
+std::string castExpr(DType from, DType to, const std::string &e);
+std::string convertExpr(DType from, DType to, const std::string &e);
+/// The expression that folds `b` into `a` for reduction `op`.
+std::string reduceStepExpr(OpKind op, const std::string &a,
+                           const std::string &b);
+/// The functor type that applies reduceStepExpr (for shuffles).
+llvm::StringRef reduceFunctor(OpKind op);
+/// The identity of `op` in accumulator dtype `acc`, as a C expression.
+std::string reduceIdentityExpr(OpKind op, DType acc);
+
+/// Emits the per-element work: boxes, values, stores and the folding of
+/// every reduction into `acc<i>`. Needs in scope: `P`, the domain
+/// coordinates `c0_<d>` and the flat domain index `idx`.
+void emitElementBody(const KernelShape &s, std::string &os, int indent);
+
+/// An integer field of the parameter block read in the index type `I`:
+/// every generated loop is a template over I (int when the host found all
+/// indices small, else long long; see describeParams' "narrow").
+inline std::string indexParam(const std::string &field) {
+  return "(I)P." + field;
+}
+
+/// Declares the domain coordinates `c0_<d>` (zero).
+void emitDomainCoords(const KernelShape &s, std::string &os, int indent);
+/// Assigns the domain coordinates of `axes` from `flat`, a row-major index
+/// over just those axes.
+void emitUnravel(std::string &os, int indent, const std::string &flat,
+                 llvm::ArrayRef<int32_t> axes);
+
+/// Opens the extern "C" entry `entry` and copies its parameter block to P.
+void emitEntryHead(llvm::StringRef entry, std::string &os);
+/// Calls `loop<int>(args)` or `loop<long long>(args)` as P.narrow says.
+void emitIndexDispatch(llvm::StringRef loop, const std::string &args,
+                       std::string &os);
+
+/// Emits the whole entry of an axis reduction, and the block reduction
+/// tail of an elementwise kernel with full reductions.
+void emitAxisReduceEntry(const KernelShape &s, llvm::StringRef entry,
+                         std::string &os);
+void emitGridReduceTail(const KernelShape &s, std::string &os);
+
+/// Helpers every source carries after the portable ops header.
+llvm::StringRef devicePreamble();
+
+/// Appends `text` as one line indented by `indent` spaces.
+inline void line(std::string &os, int indent, const std::string &text) {
+  os.append(size_t(indent), ' ');
+  os += text;
+  os += '\n';
+}
+
+} // namespace cumo::cudagen

@@ -1,0 +1,336 @@
+// The parameter block of a generated kernel. describeParams is the one
+// list of its fields: generation lays it out into a struct (and checks the
+// offsets with static_asserts in the source), packing writes the values at
+// the same offsets, so the two cannot disagree.
+#include "fusion/cuda_kernel_shape.h"
+
+#include "core/error.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace cumo::cudagen {
+
+static_assert(sizeof(void *) == 8, "kernel parameter blocks hold 64-bit pointers");
+
+namespace {
+
+using ValueFn = llvm::function_ref<void(size_t, void *)>;
+
+/// Typed helpers over ParamSink::field.
+class Fields {
+public:
+  Fields(ParamSink &sink, const PackInputs *in) : sink_(sink), in_(in) {}
+  const PackInputs *in() const { return in_; }
+
+  /// An array of `count` int64s (none when empty: C has no empty arrays).
+  void i64s(const std::string &name, size_t count,
+            llvm::function_ref<int64_t(size_t)> f) {
+    if (count == 0)
+      return;
+    sink_.field(name, "long long", 8, count, /*array=*/true,
+                [&](size_t i, void *dst) {
+                  int64_t v = f(i);
+                  std::memcpy(dst, &v, 8);
+                });
+  }
+  void i64(const std::string &name, llvm::function_ref<int64_t()> f) {
+    sink_.field(name, "long long", 8, 1, /*array=*/false,
+                [&](size_t, void *dst) {
+                  int64_t v = f();
+                  std::memcpy(dst, &v, 8);
+                });
+  }
+  void u64(const std::string &name, llvm::function_ref<uint64_t()> f) {
+    sink_.field(name, "unsigned long long", 8, 1, false, [&](size_t, void *dst) {
+      uint64_t v = f();
+      std::memcpy(dst, &v, 8);
+    });
+  }
+  void f64(const std::string &name, llvm::function_ref<double()> f) {
+    sink_.field(name, "double", 8, 1, false, [&](size_t, void *dst) {
+      double v = f();
+      std::memcpy(dst, &v, 8);
+    });
+  }
+  void ptr(const std::string &name, const std::string &ctype,
+           llvm::function_ref<void *()> f) {
+    sink_.field(name, ctype, 8, 1, false, [&](size_t, void *dst) {
+      void *v = f();
+      std::memcpy(dst, &v, 8);
+    });
+  }
+  void raw(const std::string &name, llvm::StringRef ctype, size_t size,
+           ValueFn f) {
+    sink_.field(name, ctype, size, 1, false, f);
+  }
+
+  /// Offset and strides of an index expression.
+  void index(const std::string &prefix, const IndexShape &shape,
+             const IndexExpr *e) {
+    i64(prefix + "_off", [&] { return e->offset; });
+    if (shape.cls == AddressClass::General)
+      i64s(prefix + "_s", size_t(shape.rank),
+           [&](size_t d) { return e->strides[d]; });
+  }
+
+  void *buffer(uint32_t id) const {
+    if (id >= in_->buffers.size())
+      throw Error(ErrorKind::Internal,
+                  "[cuda codegen] a kernel reads plan buffer " +
+                      std::to_string(id) + " that was not given");
+    return in_->buffers[id];
+  }
+
+private:
+  ParamSink &sink_;
+  const PackInputs *in_;
+};
+
+std::string indexed(const char *prefix, size_t i, const char *suffix = "") {
+  return prefix + std::to_string(i) + suffix;
+}
+
+/// Whether every index the kernel computes fits 32-bit arithmetic, with
+/// room for the grid stride: the domain, and for each address and box row
+/// |offset| + sum |factor| * (extent - 1), which bounds every partial sum
+/// over coordinates in range (box coordinates out of range are bounded by
+/// the same row sums before the predicate rejects them).
+bool fitsNarrow(const Kernel &k) {
+  constexpr double kLimit = double(int64_t(1) << 30);
+  auto extent = [&](int32_t basis, size_t d) {
+    int64_t e = basis == 0 ? k.domain[d] : k.bases[basis].count[d];
+    return double(std::max<int64_t>(e - 1, 0));
+  };
+  auto fits = [&](const IndexExpr &e) {
+    double bound = std::fabs(double(e.offset));
+    for (size_t d = 0; d < e.strides.size(); ++d)
+      bound += std::fabs(double(e.strides[d])) * extent(e.basis, d);
+    return bound <= kLimit;
+  };
+  if (double(k.domainSize()) > kLimit)
+    return false;
+  for (int64_t e : k.domain)
+    if (double(e) > kLimit)
+      return false;
+  for (size_t b = 1; b < k.bases.size(); ++b) {
+    const Basis &basis = k.bases[b];
+    const AffineMap &m = basis.fromParent;
+    for (int64_t r = 0; r < m.inRank; ++r) {
+      double bound = std::fabs(double(m.offset[r])) +
+                     std::fabs(double(basis.start[r]));
+      for (int64_t d = 0; d < m.outRank; ++d)
+        bound += std::fabs(double(m.at(r, d))) * extent(basis.parent, size_t(d));
+      if (bound > kLimit || std::fabs(double(basis.step[r])) > kLimit)
+        return false;
+    }
+    for (int64_t c : basis.count)
+      if (double(c) > kLimit)
+        return false;
+  }
+  return llvm::all_of(k.loads, [&](const Load &l) { return fits(l.index); }) &&
+         llvm::all_of(k.stores, [&](const Store &s) { return fits(s.index); }) &&
+         llvm::all_of(k.generators,
+                      [&](const Generator &g) { return fits(g.flatIndex); });
+}
+
+} // namespace
+
+void describeParams(const KernelShape &s, const PackInputs *in,
+                    ParamSink &sink) {
+  Fields f(sink, in);
+  // Only call through `k` inside value callbacks: in layout mode `in` is
+  // null and the callbacks never run.
+  const Kernel *k = in ? &in->kernel : nullptr;
+
+  f.i64("n", [&] { return k->domainSize(); });
+  // Whether this launch may run the 32-bit instantiation of the loop.
+  f.i64("narrow", [&] { return int64_t(fitsNarrow(*k)); });
+  f.i64s("ext", size_t(s.rank), [&](size_t d) { return k->domain[d]; });
+  if (s.kind == Kernel::Kind::AxisReduce) {
+    f.i64("outs", [&] { return k->reduceOutputs(); });
+    f.i64("len", [&] { return k->reduceLength(); });
+  }
+
+  for (size_t b = 1; b < s.bases.size(); ++b) {
+    const BasisShape &bs = s.bases[b];
+    auto basis = [&]() -> const Basis & { return k->bases[b]; };
+    size_t nnz = size_t(llvm::count(bs.nonzero, uint8_t(1)));
+    f.i64s(indexed("b", b, "_m"), nnz, [&](size_t i) {
+      // The i-th nonzero entry, row-major.
+      const AffineMap &m = basis().fromParent;
+      for (size_t e = 0, seen = 0; e < bs.nonzero.size(); ++e)
+        if (bs.nonzero[e] && seen++ == i)
+          return m.matrix[e];
+      return int64_t(0);
+    });
+    f.i64s(indexed("b", b, "_off"), size_t(bs.inRank),
+          [&](size_t r) { return basis().fromParent.offset[r]; });
+    f.i64s(indexed("b", b, "_start"), size_t(bs.inRank),
+          [&](size_t r) { return basis().start[r]; });
+    f.i64s(indexed("b", b, "_step"), size_t(bs.inRank),
+          [&](size_t r) { return basis().step[r]; });
+    f.i64s(indexed("b", b, "_cnt"), size_t(bs.rank),
+          [&](size_t d) { return basis().count[d]; });
+  }
+
+  for (size_t i = 0; i < s.loads.size(); ++i) {
+    const LoadShape &l = s.loads[i];
+    const Load *ld = k ? &k->loads[i] : nullptr;
+    f.ptr(indexed("ld", i), "const " + cType(l.dtype).str() + "*",
+          [&] { return f.buffer(ld->buffer); });
+    f.index(indexed("ld", i), l.index, ld ? &ld->index : nullptr);
+  }
+
+  for (size_t i = 0; i < s.generators.size(); ++i) {
+    const GenShape &g = s.generators[i];
+    const Generator *gen = k ? &k->generators[i] : nullptr;
+    switch (g.mode) {
+    case GenMode::SeqInt:
+      f.i64(indexed("g", i, "_a"), [&] { return gen->a.i; });
+      f.i64(indexed("g", i, "_b"), [&] { return gen->b.i; });
+      break;
+    case GenMode::RandInt:
+      f.i64(indexed("g", i, "_a"),
+            [&] { return int64_t(gen->a.as<long long>()); });
+      f.i64(indexed("g", i, "_b"),
+            [&] { return int64_t(gen->b.as<long long>()); });
+      break;
+    default:
+      f.f64(indexed("g", i, "_a"), [&] { return gen->a.asDouble(); });
+      f.f64(indexed("g", i, "_b"), [&] { return gen->b.asDouble(); });
+      break;
+    }
+    if (g.mode == GenMode::RandFloat || g.mode == GenMode::RandDouble ||
+        g.mode == GenMode::RandInt) {
+      f.u64(indexed("g", i, "_seed"), [&] { return gen->seed; });
+      f.u64(indexed("g", i, "_ctr"), [&] { return gen->counter; });
+    }
+    f.index(indexed("g", i), g.index, gen ? &gen->flatIndex : nullptr);
+  }
+
+  for (size_t i = 0; i < s.stores.size(); ++i) {
+    const StoreShape &st = s.stores[i];
+    const Store *store = k ? &k->stores[i] : nullptr;
+    f.ptr(indexed("st", i), cType(st.dtype).str() + "*",
+          [&] { return f.buffer(store->buffer); });
+    f.index(indexed("st", i), st.index, store ? &store->index : nullptr);
+  }
+
+  for (size_t i = 0; i < s.reduces.size(); ++i) {
+    const ReduceShape &r = s.reduces[i];
+    f.ptr(indexed("rd", i), cType(r.dtype).str() + "*",
+          [&] { return f.buffer(k->reduces[i].buffer); });
+    if (r.op == OpKind::Mean)
+      f.i64(indexed("rd", i, "_count"), [&] { return k->reduces[i].count; });
+  }
+
+  if (s.checksDivision)
+    f.ptr("err", "unsigned int*", [&] { return in->errorWord; });
+
+  if (s.strategy == ReduceStrategy::Grid) {
+    f.ptr("counter", "unsigned int*", [&] { return in->scratch; });
+    f.ptr("partials", "unsigned char*", [&] {
+      return static_cast<void *>(static_cast<char *>(in->scratch) +
+                                 kScratchCounterBytes);
+    });
+  }
+
+  // Scalars last: the narrow ones then pack without padding between the
+  // 8-byte fields. Converted here as the CPU executor converts them.
+  for (size_t i = 0; i < s.params.size(); ++i) {
+    DType t = s.params[i];
+    f.raw(indexed("p", i), cType(t), sizeOf(t), [&](size_t, void *dst) {
+      const Scalar &v = k->params[i].value;
+      dispatchDType(t, [&]<DType D, class T>() {
+        T x = D == DType::Bit ? T(v.asDouble() != 0) : v.template as<T>();
+        std::memcpy(dst, &x, sizeof(T));
+      });
+    });
+  }
+}
+
+size_t placeField(size_t &cursor, size_t &maxAlign, size_t size,
+                  size_t count) {
+  size_t offset = (cursor + size - 1) / size * size;
+  cursor = offset + size * count;
+  maxAlign = std::max(maxAlign, size);
+  return offset;
+}
+
+namespace {
+
+class LayoutSink final : public ParamSink {
+public:
+  void field(llvm::StringRef name, llvm::StringRef ctype, size_t size,
+             size_t count, bool array, ValueFn) override {
+    PlacedField p;
+    p.array = array;
+    p.name = name.str();
+    p.ctype = ctype.str();
+    p.size = size;
+    p.count = count;
+    p.offset = placeField(cursor_, maxAlign_, size, count);
+    layout.fields.push_back(std::move(p));
+  }
+  void finish() {
+    layout.bytes = (cursor_ + maxAlign_ - 1) / maxAlign_ * maxAlign_;
+  }
+  ParamLayout layout;
+
+private:
+  size_t cursor_ = 0, maxAlign_ = 1;
+};
+
+class PackSink final : public ParamSink {
+public:
+  PackSink(llvm::SmallVectorImpl<char> &out, size_t base)
+      : out_(out), base_(base) {}
+  void field(llvm::StringRef, llvm::StringRef, size_t size, size_t count,
+             bool, ValueFn value) override {
+    size_t offset = placeField(cursor_, maxAlign_, size, count);
+    out_.resize(base_ + cursor_, 0);
+    for (size_t i = 0; i < count; ++i)
+      value(i, out_.data() + base_ + offset + i * size);
+  }
+  /// Pads the block to its alignment, as sizeof pads the struct.
+  void finish() {
+    cursor_ = (cursor_ + maxAlign_ - 1) / maxAlign_ * maxAlign_;
+    out_.resize(base_ + cursor_, 0);
+  }
+
+private:
+  llvm::SmallVectorImpl<char> &out_;
+  size_t base_;
+  size_t cursor_ = 0, maxAlign_ = 1;
+};
+
+} // namespace
+
+ParamLayout layoutParams(const KernelShape &s) {
+  LayoutSink sink;
+  describeParams(s, nullptr, sink);
+  sink.finish();
+  return std::move(sink.layout);
+}
+
+} // namespace cumo::cudagen
+
+namespace cumo {
+
+void packParams(const Kernel &k, const LaunchConfig &launch,
+                llvm::ArrayRef<void *> buffers, void *scratch, void *errorWord,
+                llvm::SmallVectorImpl<char> &out) {
+  // The model only picks among axis-reduction strategies, which share one
+  // parameter layout.
+  cudagen::KernelShape s = cudagen::analyzeKernel(k, DeviceModel());
+  size_t base = (out.size() + kParamAlignment - 1) / kParamAlignment *
+                kParamAlignment;
+  out.resize(base, 0);
+  cudagen::PackInputs in{k, launch, buffers, scratch, errorWord};
+  cudagen::PackSink sink(out, base);
+  cudagen::describeParams(s, &in, sink);
+  sink.finish();
+}
+
+} // namespace cumo

@@ -1,0 +1,330 @@
+// CUDA source for reductions: the device helpers every kernel carries
+// (shuffles, warp and block folds), the tail of an elementwise kernel with
+// full reductions (per-block partials, the last block to arrive folds
+// them), and the entries of axis reductions (one thread, warp or block per
+// output, chosen by analyzeKernel).
+//
+// Every fold has a fixed shape for a given launch: no atomics on values,
+// no order that depends on which block finishes first. A result can then
+// differ from the CPU's only by the order of a float reduction, and never
+// between two runs of the same plan.
+#include "fusion/cuda_kernel_shape.h"
+
+#include "ops/reference.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+namespace cumo::cudagen {
+
+std::string reduceStepExpr(OpKind op, const std::string &a,
+                           const std::string &b) {
+  switch (op) {
+  case OpKind::Sum:
+  case OpKind::Mean: return "cumo_ops::wadd(" + a + ", " + b + ")";
+  case OpKind::Prod: return "cumo_ops::wmul(" + a + ", " + b + ")";
+  case OpKind::Max: return "cumo_ops::reduce_max(" + a + ", " + b + ")";
+  case OpKind::Min: return "cumo_ops::reduce_min(" + a + ", " + b + ")";
+  default: break;
+  }
+  llvm_unreachable("not a reduction");
+}
+
+llvm::StringRef reduceFunctor(OpKind op) {
+  switch (op) {
+  case OpKind::Sum:
+  case OpKind::Mean: return "cumo_k::SumOp()";
+  case OpKind::Prod: return "cumo_k::ProdOp()";
+  case OpKind::Max: return "cumo_k::MaxOp()";
+  case OpKind::Min: return "cumo_k::MinOp()";
+  default: break;
+  }
+  llvm_unreachable("not a reduction");
+}
+
+std::string reduceIdentityExpr(OpKind op, DType acc) {
+  // ref::reduceIdentity's value, spelled by its bits: NVRTC has no
+  // INFINITY or <limits> without headers.
+  return dispatchDType(acc, [&]<DType D, class T>() -> std::string {
+    T v = ref::reduceIdentity<T>(op);
+    char buf[64];
+    if constexpr (std::is_same_v<T, float>) {
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
+      std::snprintf(buf, sizeof(buf), "__int_as_float((int)0x%08" PRIx32 "u)",
+                    bits);
+    } else if constexpr (std::is_same_v<T, double>) {
+      uint64_t bits;
+      std::memcpy(&bits, &v, 8);
+      std::snprintf(buf, sizeof(buf),
+                    "__longlong_as_double((long long)0x%016" PRIx64 "ull)", bits);
+    } else if constexpr (std::is_signed_v<T>) {
+      int64_t x = int64_t(v);
+      if (x == INT64_MIN)
+        std::snprintf(buf, sizeof(buf), "(%s)(-9223372036854775807ll - 1)",
+                      cType(acc).str().c_str());
+      else
+        std::snprintf(buf, sizeof(buf), "(%s)(%" PRId64 "ll)",
+                      cType(acc).str().c_str(), x);
+    } else {
+      std::snprintf(buf, sizeof(buf), "(%s)(%" PRIu64 "ull)",
+                    cType(acc).str().c_str(), uint64_t(v));
+    }
+    return buf;
+  });
+}
+
+llvm::StringRef devicePreamble() {
+  return R"(namespace cumo_k {
+
+// Row-major unravelling (x >= 0, d > 0): the quotient, and the remainder
+// in `rem`. Unsigned 32-bit division is several times cheaper than 64-bit,
+// so 64-bit indices take it too when both operands fit.
+__device__ __forceinline__ int divmod(int x, int d, int &rem) {
+  unsigned int q = (unsigned int)x / (unsigned int)d;
+  rem = x - (int)q * d;
+  return (int)q;
+}
+__device__ __forceinline__ long long divmod(long long x, long long d,
+                                            long long &rem) {
+  if ((((unsigned long long)x | (unsigned long long)d) >> 32) == 0) {
+    unsigned int q = (unsigned int)x / (unsigned int)d;
+    rem = x - (long long)q * d;
+    return (long long)q;
+  }
+  long long q = x / d;
+  rem = x - q * d;
+  return q;
+}
+
+// Shuffles move 32- and 64-bit words; narrower values travel widened.
+template <class T>
+__device__ __forceinline__ T shfl_down(T v, unsigned int delta) {
+  if constexpr (sizeof(T) < 4)
+    return (T)__shfl_down_sync(0xffffffffu, (int)v, delta);
+  else
+    return __shfl_down_sync(0xffffffffu, v, delta);
+}
+
+// The reduction steps of ref::reduceStep. Each also combines two partial
+// results: reduce_max and reduce_min treat NaN (their float identity, "no
+// number yet") as absent on either side.
+struct SumOp {
+  template <class A> __device__ __forceinline__ A operator()(A a, A b) const {
+    return cumo_ops::wadd(a, b);
+  }
+};
+struct ProdOp {
+  template <class A> __device__ __forceinline__ A operator()(A a, A b) const {
+    return cumo_ops::wmul(a, b);
+  }
+};
+struct MaxOp {
+  template <class A> __device__ __forceinline__ A operator()(A a, A b) const {
+    return cumo_ops::reduce_max(a, b);
+  }
+};
+struct MinOp {
+  template <class A> __device__ __forceinline__ A operator()(A a, A b) const {
+    return cumo_ops::reduce_min(a, b);
+  }
+};
+
+// Folds a warp's values into lane 0 (a fixed tree).
+template <class A, class Op>
+__device__ __forceinline__ A warp_reduce(A v, Op op) {
+  for (unsigned int o = 16; o > 0; o >>= 1)
+    v = op(v, shfl_down(v, o));
+  return v;
+}
+
+// Folds a block's values into thread 0: each warp, then the warps' results
+// in order. `smem` has a slot per warp; every thread must call this.
+template <class A, class Op>
+__device__ __forceinline__ A block_reduce(A v, Op op, A identity, A *smem) {
+  const unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  v = warp_reduce(v, op);
+  if (lane == 0)
+    smem[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < (blockDim.x >> 5) ? smem[lane] : identity;
+    v = warp_reduce(v, op);
+  }
+  __syncthreads(); // the caller may reuse smem at once
+  return v;
+}
+
+} // namespace cumo_k
+
+)";
+}
+
+namespace {
+
+/// Mean's division, then the conversion to the stored dtype (the CPU's
+/// finishReductions), written to output `o` of reduction `i`.
+void emitFinish(const KernelShape &s, size_t i, const std::string &acc,
+                const std::string &o, std::string &os, int indent) {
+  const ReduceShape &r = s.reduces[i];
+  std::string a = cType(r.accumulator).str();
+  std::string rd = "P.rd" + std::to_string(i);
+  std::string x = acc;
+  if (r.op == OpKind::Mean)
+    x = "cumo_ops::div(" + acc + ", (" + a + ")" + rd + "_count)";
+  line(os, indent, "{");
+  line(os, indent + 2, "const " + a + " m = " + x + ";");
+  line(os, indent + 2, rd + "[" + o + "] = " + castExpr(r.accumulator, r.dtype, "m") +
+                           ";");
+  line(os, indent, "}");
+}
+
+std::string partialSlot(size_t i, const std::string &block) {
+  return "(P.partials + ((unsigned long long)" + std::to_string(i) +
+         " * gridDim.x + " + block + ") * " + std::to_string(kPartialBytes) +
+         ")";
+}
+
+} // namespace
+
+void emitGridReduceTail(const KernelShape &s, std::string &os) {
+  // Each block folds its threads, leaves one partial per reduction, and
+  // counts itself in; the last to arrive folds the partials of every block
+  // (thread t takes blocks t, t + blockDim.x, ... in order, then the block
+  // tree), so the answer depends on the grid, never on timing.
+  line(os, 2, "// Full reductions: block partials, folded by the last block.");
+  for (size_t i = 0; i < s.reduces.size(); ++i) {
+    const ReduceShape &r = s.reduces[i];
+    std::string a = cType(r.accumulator).str(), n = std::to_string(i);
+    line(os, 2, "__shared__ " + a + " red" + n + "[32];");
+    line(os, 2, "acc" + n + " = cumo_k::block_reduce(acc" + n + ", " +
+                    reduceFunctor(r.op).str() + ", " +
+                    reduceIdentityExpr(r.op, r.accumulator) + ", red" + n +
+                    ");");
+  }
+  line(os, 2, "__shared__ bool last;");
+  line(os, 2, "if (threadIdx.x == 0) {");
+  for (size_t i = 0; i < s.reduces.size(); ++i) {
+    std::string a = cType(s.reduces[i].accumulator).str();
+    line(os, 4, "*(" + a + " *)" + partialSlot(i, "blockIdx.x") + " = acc" +
+                    std::to_string(i) + ";");
+  }
+  line(os, 4, "__threadfence();");
+  line(os, 4, "last = atomicAdd(P.counter, 1u) == gridDim.x - 1;");
+  line(os, 2, "}");
+  line(os, 2, "__syncthreads();");
+  line(os, 2, "if (!last)");
+  line(os, 4, "return;");
+  line(os, 2, "__threadfence();");
+  for (size_t i = 0; i < s.reduces.size(); ++i) {
+    const ReduceShape &r = s.reduces[i];
+    std::string a = cType(r.accumulator).str(), n = std::to_string(i);
+    std::string id = reduceIdentityExpr(r.op, r.accumulator);
+    line(os, 2, "{");
+    line(os, 4, a + " f = " + id + ";");
+    line(os, 4, "for (unsigned int b = threadIdx.x; b < gridDim.x; b += "
+                "blockDim.x)");
+    line(os, 6, "f = " + reduceStepExpr(r.op, "f", "*(volatile " + a + " *)" +
+                                                       partialSlot(i, "b")) +
+                    ";");
+    line(os, 4, "f = cumo_k::block_reduce(f, " + reduceFunctor(r.op).str() +
+                    ", " + id + ", red" + n + ");");
+    line(os, 4, "if (threadIdx.x == 0)");
+    emitFinish(s, i, "f", "0", os, 6);
+    line(os, 2, "}");
+  }
+  // Left at zero for the next launch (the executor zeroes it only once).
+  line(os, 2, "if (threadIdx.x == 0)");
+  line(os, 4, "*P.counter = 0u;");
+}
+
+void emitAxisReduceEntry(const KernelShape &s, llvm::StringRef entry,
+                         std::string &os) {
+  llvm::SmallVector<int32_t, 4> kept, reduced;
+  for (int32_t d = 0; d < s.rank; ++d)
+    (llvm::is_contained(s.reduceAxes, d) ? reduced : kept).push_back(d);
+
+  os += "template <class I>\n__device__ __forceinline__ void cumo_loop("
+        "const CumoParams &P) {\n";
+  std::string first, step, reducedFirst, reducedStep;
+  switch (s.strategy) {
+  case ReduceStrategy::Thread:
+    // One thread per output folds in the CPU's order.
+    first = "(I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x";
+    step = "(I)gridDim.x * (I)blockDim.x";
+    reducedFirst = "0";
+    reducedStep = "1";
+    break;
+  case ReduceStrategy::Warp:
+    line(os, 2, "const unsigned int lane = threadIdx.x & 31u;");
+    first = "((I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x) >> 5";
+    step = "((I)gridDim.x * (I)blockDim.x) >> 5";
+    reducedFirst = "(I)lane";
+    reducedStep = "32";
+    break;
+  case ReduceStrategy::Block:
+    for (size_t i = 0; i < s.reduces.size(); ++i)
+      line(os, 2, "__shared__ " + cType(s.reduces[i].accumulator).str() +
+                      " red" + std::to_string(i) + "[32];");
+    first = "(I)blockIdx.x";
+    step = "(I)gridDim.x";
+    reducedFirst = "(I)threadIdx.x";
+    reducedStep = "(I)blockDim.x";
+    break;
+  default:
+    llvm_unreachable("an axis reduction without an axis strategy");
+  }
+  line(os, 2, "for (I o = " + first + "; o < (I)P.outs; o += " + step + ") {");
+  emitDomainCoords(s, os, 4);
+  emitUnravel(os, 4, "o", kept);
+  for (size_t i = 0; i < s.reduces.size(); ++i) {
+    const ReduceShape &r = s.reduces[i];
+    line(os, 4, cType(r.accumulator).str() + " acc" + std::to_string(i) +
+                    " = " + reduceIdentityExpr(r.op, r.accumulator) + ";");
+  }
+  line(os, 4, "for (I jr = " + reducedFirst + "; jr < (I)P.len; jr += " +
+                  reducedStep + ") {");
+  emitUnravel(os, 6, "jr", reduced);
+  // The flat domain index, for loads that address linearly.
+  std::string flat = s.rank ? "c0_0" : "0";
+  for (int32_t d = 1; d < s.rank; ++d)
+    flat = "(" + flat + ") * " + indexParam("ext[" + std::to_string(d) + "]") +
+           " + c0_" + std::to_string(d);
+  line(os, 6, "const I idx = " + flat + ";");
+  emitElementBody(s, os, 6);
+  line(os, 4, "}");
+  for (size_t i = 0; i < s.reduces.size(); ++i) {
+    const ReduceShape &r = s.reduces[i];
+    std::string n = std::to_string(i), acc = "acc" + n;
+    switch (s.strategy) {
+    case ReduceStrategy::Thread:
+      emitFinish(s, i, acc, "o", os, 4);
+      break;
+    case ReduceStrategy::Warp:
+      line(os, 4, acc + " = cumo_k::warp_reduce(" + acc + ", " +
+                      reduceFunctor(r.op).str() + ");");
+      line(os, 4, "if (lane == 0)");
+      emitFinish(s, i, acc, "o", os, 6);
+      break;
+    default:
+      line(os, 4, acc + " = cumo_k::block_reduce(" + acc + ", " +
+                      reduceFunctor(r.op).str() + ", " +
+                      reduceIdentityExpr(r.op, r.accumulator) + ", red" + n +
+                      ");");
+      line(os, 4, "if (threadIdx.x == 0)");
+      emitFinish(s, i, acc, "o", os, 6);
+      break;
+    }
+  }
+  line(os, 2, "}");
+  os += "}\n\n";
+
+  emitEntryHead(entry, os);
+  emitIndexDispatch("cumo_loop", "P", os);
+  os += "}\n";
+}
+
+} // namespace cumo::cudagen

@@ -1,0 +1,473 @@
+#include "fusion/lower.h"
+
+#include "core/array.h"
+#include "core/error.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/Hashing.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace cumo {
+
+namespace {
+
+/// The dtype a reduction accumulates in.
+DType reduceAccumulator(const Node *r) {
+  DType in = r->input(0)->dtype();
+  switch (r->op()) {
+  case OpKind::Max:
+  case OpKind::Min:
+    return in;
+  case OpKind::Mean:
+    return isFloat(r->dtype()) ? accumulatorOf(r->dtype()) : DType::DFloat;
+  default:
+    return accumulatorOf(r->dtype());
+  }
+}
+
+class Lowering {
+public:
+  explicit Lowering(const Schedule &s) : s_(s) {}
+
+  Plan run() {
+    plan_.nodes.assign(s_.nodes.begin(), s_.nodes.end());
+    for (uint32_t i = 0; i < s_.nodes.size(); ++i) {
+      const Schedule::Facts &f = s_.facts[i];
+      if (!f.buffered)
+        continue;
+      const Node *n = s_.nodes[i].get();
+      PlanBuffer b;
+      b.role = f.stored ? PlanBuffer::Role::Output : PlanBuffer::Role::Temp;
+      b.dtype = n->dtype();
+      b.elements = n->size();
+      b.node = s_.nodes[i];
+      nodeBuffer_[n] = uint32_t(plan_.buffers.size());
+      if (f.stored) {
+        plan_.storedNodes.push_back(s_.nodes[i]);
+        plan_.storedBuffers.push_back(uint32_t(plan_.buffers.size()));
+      }
+      plan_.buffers.push_back(std::move(b));
+    }
+    for (const Schedule::KernelSlot &slot : s_.kernels)
+      plan_.kernels.push_back(lowerKernel(slot));
+    // A rider whose Update no kernel computed is stored by a kernel of its
+    // own. Nothing in the plan reads its buffer, so it can run last.
+    for (uint32_t i = 0; i < s_.nodes.size(); ++i)
+      if (s_.facts[i].ridesWith >= 0 && !ridersStored_.count(s_.nodes[i].get())) {
+        Schedule::KernelSlot slot;
+        slot.kind = Schedule::KernelSlot::Kind::Elementwise;
+        slot.stage = s_.facts[i].avail;
+        slot.domain = toShape(s_.nodes[i]->shape());
+        slot.members.push_back(i);
+        slot.why = "a slice value no other kernel computes";
+        plan_.kernels.push_back(lowerKernel(slot));
+      }
+    return std::move(plan_);
+  }
+
+private:
+  struct InstanceKey {
+    const Node *node;
+    int32_t basis;
+    AffineMap map;
+  };
+  struct BoxInfo {
+    AffineMap target; ///< slice coords -> coords of the updated array
+    Shape updated;    ///< the updated array's shape
+  };
+
+  Kernel lowerKernel(const Schedule::KernelSlot &slot);
+  /// The value of `x` at `map` of `basis`'s coordinates: loaded when its
+  /// buffer is readable at this stage, else computed inline (`compute`
+  /// always computes it: the kernel that stores it).
+  uint32_t instance(const Node *x, int32_t basis, const AffineMap &map,
+                    bool compute = false);
+  uint32_t expand(const Node *x, int32_t basis, const AffineMap &map);
+  uint32_t loadNodeBuffer(const Node *x, int32_t basis, const AffineMap &map);
+  uint32_t loadFlat(const Node *x, const Layout &flat, int32_t basis,
+                    const AffineMap &map);
+  int32_t boxBasis(const Node *update, int32_t parent, const AffineMap &map);
+  uint32_t inputBuffer(const Node *x);
+  /// Stores `value` (the slice an Update writes) from inside the box, when
+  /// it rides with that Update and no kernel stored it yet.
+  void storeRider(const Node *value, const Node *update, uint32_t v, int32_t box) {
+    auto it = s_.index.find(value);
+    if (it == s_.index.end())
+      return;
+    const Schedule::Facts &f = s_.facts[it->second];
+    if (f.ridesWith < 0 || s_.nodes[f.ridesWith].get() != update ||
+        !ridersStored_.insert(value).second)
+      return;
+    noteNode(value);
+    Store st;
+    st.value = v;
+    st.buffer = nodeBuffer_[value];
+    st.dtype = value->dtype();
+    st.index.basis = box;
+    st.index.strides = contiguousStrides(value->shape());
+    k_->stores.push_back(std::move(st));
+  }
+
+  /// Records that this kernel computes `n` (for explain and dumps).
+  void noteNode(const Node *n) {
+    if (computed_.insert(n).second)
+      k_->nodes.push_back(n);
+  }
+  uint32_t addValue(Value v) {
+    k_->values.push_back(std::move(v));
+    return uint32_t(k_->values.size() - 1);
+  }
+  uint32_t addLoad(uint32_t buffer, DType dtype, int32_t basis,
+                   llvm::ArrayRef<int64_t> strides, int64_t offset,
+                   const AffineMap &map);
+  IndexExpr indexOver(llvm::ArrayRef<int64_t> strides, int64_t offset,
+                      int32_t basis, const AffineMap &map) {
+    IndexExpr e;
+    e.basis = basis;
+    map.applyToLayout(strides, offset, e.strides, e.offset);
+    return e;
+  }
+  int64_t basisRank(int32_t b) const {
+    return b == 0 ? int64_t(k_->domain.size()) : k_->bases[b].rank();
+  }
+
+  const Schedule &s_;
+  Plan plan_;
+  Kernel *k_ = nullptr;
+  llvm::DenseMap<const Node *, uint32_t> nodeBuffer_;
+  llvm::DenseMap<const Buffer *, uint32_t> inputBuffers_;
+  // Per kernel: node instances already computed, and box bases.
+  std::unordered_map<uint64_t, llvm::SmallVector<std::pair<InstanceKey, uint32_t>, 1>>
+      instances_;
+  llvm::SmallVector<BoxInfo, 2> boxes_;
+  llvm::DenseSet<const Node *> computed_;
+  llvm::DenseSet<const Node *> ridersStored_;
+};
+
+uint32_t Lowering::inputBuffer(const Node *x) {
+  auto it = inputBuffers_.find(x->buffer().get());
+  if (it != inputBuffers_.end())
+    return it->second;
+  PlanBuffer b;
+  b.role = PlanBuffer::Role::Input;
+  b.dtype = x->dtype();
+  b.node = NodeRef(const_cast<Node *>(x));
+  uint32_t id = uint32_t(plan_.buffers.size());
+  plan_.buffers.push_back(std::move(b));
+  inputBuffers_[x->buffer().get()] = id;
+  return id;
+}
+
+uint32_t Lowering::addLoad(uint32_t buffer, DType dtype, int32_t basis,
+                           llvm::ArrayRef<int64_t> strides, int64_t offset,
+                           const AffineMap &map) {
+  Load l;
+  l.buffer = buffer;
+  l.dtype = dtype;
+  l.index = indexOver(strides, offset, basis, map);
+  // The same address read twice is one load.
+  for (uint32_t i = 0; i < k_->loads.size(); ++i) {
+    const Load &o = k_->loads[i];
+    if (o.buffer == l.buffer && o.dtype == l.dtype &&
+        o.index.basis == l.index.basis && o.index.offset == l.index.offset &&
+        o.index.strides == l.index.strides)
+      for (uint32_t v = 0; v < k_->values.size(); ++v)
+        if (k_->values[v].kind == Value::Kind::Load && k_->values[v].ref == i)
+          return v;
+  }
+  k_->loads.push_back(std::move(l));
+  Value v;
+  v.kind = Value::Kind::Load;
+  v.dtype = dtype;
+  v.basis = basis;
+  v.ref = uint32_t(k_->loads.size() - 1);
+  return addValue(std::move(v));
+}
+
+uint32_t Lowering::loadNodeBuffer(const Node *x, int32_t basis,
+                                  const AffineMap &map) {
+  if (x->isMaterialized()) {
+    const Layout &l = x->layout();
+    return addLoad(inputBuffer(x), x->dtype(), basis, l.strides, l.offset, map);
+  }
+  auto it = nodeBuffer_.find(x);
+  if (it == nodeBuffer_.end())
+    throw Error(ErrorKind::Internal, "[fusion] a value read from a buffer "
+                                     "nobody writes");
+  Strides cs = contiguousStrides(x->shape());
+  return addLoad(it->second, x->dtype(), basis, cs, 0, map);
+}
+
+uint32_t Lowering::loadFlat(const Node *x, const Layout &flat, int32_t basis,
+                            const AffineMap &map) {
+  // `flat` addresses the row-major order of x, which lives contiguously in
+  // its buffer.
+  if (x->isMaterialized()) {
+    const Layout &l = x->layout();
+    if (!l.isContiguous())
+      throw Error(ErrorKind::Internal, "[fusion] flat view of a strided buffer");
+    int64_t base = l.size() ? l.extent().first : l.offset;
+    return addLoad(inputBuffer(x), x->dtype(), basis, flat.strides,
+                   base + flat.offset, map);
+  }
+  auto it = nodeBuffer_.find(x);
+  if (it == nodeBuffer_.end())
+    throw Error(ErrorKind::Internal, "[fusion] flat view of an unbuffered value");
+  return addLoad(it->second, x->dtype(), basis, flat.strides, flat.offset, map);
+}
+
+int32_t Lowering::boxBasis(const Node *u, int32_t parent, const AffineMap &map) {
+  const Layout &target = u->extra().target;
+  AffineMap t = *layoutAsAffine(target, u->shape());
+  for (uint32_t b = 1; b < k_->bases.size(); ++b) {
+    const Basis &o = k_->bases[b];
+    if (o.parent == parent && o.fromParent == map && boxes_[b].target == t &&
+        llvm::ArrayRef<int64_t>(o.count) == llvm::ArrayRef<int64_t>(target.shape))
+      return int32_t(b);
+  }
+  Basis basis;
+  basis.parent = parent;
+  basis.fromParent = map;
+  basis.count = target.shape;
+  int64_t rank = u->ndim();
+  basis.axisOf.assign(rank, -1);
+  basis.start.assign(rank, 0);
+  basis.step.assign(rank, 0);
+  for (int64_t k = 0; k < rank; ++k) {
+    basis.start[k] = t.offset[k];
+    for (int64_t d = 0; d < t.outRank; ++d)
+      if (t.at(k, d) != 0) {
+        basis.axisOf[k] = int32_t(d);
+        basis.step[k] = t.at(k, d);
+      }
+  }
+  k_->bases.push_back(std::move(basis));
+  boxes_.push_back(BoxInfo{std::move(t), toShape(u->shape())});
+  return int32_t(k_->bases.size() - 1);
+}
+
+uint32_t Lowering::instance(const Node *x, int32_t basis, const AffineMap &map,
+                           bool compute) {
+  // Inside a box, reading an array of the updated array's shape at exactly
+  // the box's own target is reading it where the parent basis already is:
+  // the slice a stencil subtracts from is the element it writes. (An array
+  // of another shape, such as the slice being subtracted, is not.)
+  if (basis > 0 && map == boxes_[basis].target &&
+      x->shape() == llvm::ArrayRef<int64_t>(boxes_[basis].updated)) {
+    const Basis &b = k_->bases[basis];
+    AffineMap parentMap = b.fromParent;
+    return instance(x, b.parent, parentMap, compute);
+  }
+  bool constant = x->op() == OpKind::Fill || x->op() == OpKind::Empty;
+  AffineMap keyMap = constant ? AffineMap() : map;
+  int32_t keyBasis = constant ? 0 : basis;
+  uint64_t h = llvm::hash_combine(x, keyBasis, keyMap.hash());
+  for (auto &entry : instances_[h])
+    if (entry.first.node == x && entry.first.basis == keyBasis &&
+        entry.first.map == keyMap)
+      return entry.second;
+  uint32_t v;
+  auto it = s_.index.find(x);
+  if (it == s_.index.end()) {
+    v = loadNodeBuffer(x, basis, map);
+  } else {
+    const Schedule::Facts &f = s_.facts[it->second];
+    bool readable = f.buffered && f.ready <= k_->stage;
+    if (!compute && (!Schedule::isInlineable(x, f) || readable))
+      v = loadNodeBuffer(x, basis, map);
+    else
+      v = expand(x, basis, map);
+  }
+  instances_[h].push_back({InstanceKey{x, keyBasis, std::move(keyMap)}, v});
+  return v;
+}
+
+uint32_t Lowering::expand(const Node *x, int32_t basis, const AffineMap &map) {
+  noteNode(x);
+  Value v;
+  v.dtype = x->dtype();
+  v.basis = basis;
+  v.op = x->op();
+  switch (opCategory(x->op())) {
+  case OpCategory::Source: {
+    if (x->op() == OpKind::Fill || x->op() == OpKind::Empty) {
+      Param p;
+      p.dtype = x->dtype();
+      p.value = x->op() == OpKind::Fill ? x->scalar : Scalar::ofInt(0);
+      k_->params.push_back(p);
+      v.kind = Value::Kind::Param;
+      v.basis = 0;
+      v.ref = uint32_t(k_->params.size() - 1);
+      return addValue(std::move(v));
+    }
+    Generator g;
+    g.op = x->op();
+    g.dtype = x->dtype();
+    g.flatIndex = indexOver(contiguousStrides(x->shape()), 0, basis, map);
+    g.a = x->scalar;
+    g.b = x->scalar2;
+    g.seed = x->seed;
+    g.counter = x->counter;
+    k_->generators.push_back(std::move(g));
+    v.kind = Value::Kind::Generator;
+    v.ref = uint32_t(k_->generators.size() - 1);
+    return addValue(std::move(v));
+  }
+  case OpCategory::Unary:
+  case OpCategory::Binary:
+  case OpCategory::Compare: {
+    v.kind = Value::Kind::Op;
+    for (const NodeRef &in : x->inputs()) {
+      AffineMap m = AffineMap::broadcast(in->shape(), x->shape()).compose(map);
+      v.args.push_back(instance(in.get(), basis, m));
+    }
+    return addValue(std::move(v));
+  }
+  case OpCategory::View: {
+    const Node *in = x->input(0);
+    const NodeExtra &e = x->extra();
+    if (e.flatView)
+      return loadFlat(in, e.flat, basis, map);
+    AffineMap m = e.view.compose(map);
+    if (s_.of(x).viewReadsBuffer)
+      return loadNodeBuffer(in, basis, m);
+    return instance(in, basis, m);
+  }
+  case OpCategory::Reshape: {
+    const Node *in = x->input(0);
+    return loadFlat(in, Layout::contiguous(x->shape()), basis, map);
+  }
+  case OpCategory::Update: {
+    uint32_t base = instance(x->input(0), basis, map);
+    int32_t box = boxBasis(x, basis, map);
+    uint32_t inside = instance(x->input(1), box,
+                               AffineMap::identity(k_->bases[box].rank()));
+    // A held slice value is stored from an instance of the update that
+    // covers all of it: the update computed over its whole domain.
+    if (basis == 0 && map.isIdentity() &&
+        llvm::ArrayRef<int64_t>(k_->domain) == x->shape())
+      storeRider(x->input(1), x, inside, box);
+    v.kind = Value::Kind::Select;
+    v.ref = uint32_t(box);
+    v.args = {inside, base};
+    return addValue(std::move(v));
+  }
+  case OpCategory::Reduce:
+    break;
+  }
+  throw Error(ErrorKind::Internal, "[fusion] cannot inline a reduction");
+}
+
+Kernel Lowering::lowerKernel(const Schedule::KernelSlot &slot) {
+  Kernel k;
+  k_ = &k;
+  instances_.clear();
+  boxes_.clear();
+  computed_.clear();
+  k.stage = slot.stage;
+  k.domain = slot.domain;
+  k.why = slot.why;
+  Basis domainBasis;
+  domainBasis.count = slot.domain;
+  k.bases.push_back(std::move(domainBasis));
+  boxes_.push_back(BoxInfo{});
+  int64_t rank = slot.domain.size();
+  AffineMap id = AffineMap::identity(rank);
+
+  switch (slot.kind) {
+  case Schedule::KernelSlot::Kind::Elementwise:
+    k.kind = Kernel::Kind::Elementwise;
+    for (uint32_t m : slot.members) {
+      const Node *n = s_.nodes[m].get();
+      noteNode(n);
+      if (isReduction(n->op())) {
+        Reduce r;
+        r.value = instance(n->input(0), 0, id);
+        r.op = n->op();
+        r.accumulator = reduceAccumulator(n);
+        r.dtype = n->dtype();
+        r.buffer = nodeBuffer_[n];
+        r.count = n->input(0)->size();
+        k.reduces.push_back(r);
+        continue;
+      }
+      bool scatterBase = n->op() == OpKind::Update && !s_.facts[m].box;
+      AffineMap toNode = AffineMap::broadcast(n->shape(), slot.domain);
+      uint32_t value = scatterBase ? instance(n->input(0), 0, toNode)
+                                   : instance(n, 0, toNode, /*compute=*/true);
+      Store st;
+      st.value = value;
+      st.buffer = nodeBuffer_[n];
+      st.dtype = n->dtype();
+      st.index = indexOver(contiguousStrides(n->shape()), 0, 0, toNode);
+      for (int64_t d = 0; d < rank; ++d) {
+        bool mapped = false;
+        for (int64_t r = 0; r < toNode.inRank; ++r)
+          mapped |= toNode.at(r, d) != 0;
+        if (!mapped && slot.domain[d] > 1)
+          st.zeroAxes.push_back(int32_t(d));
+      }
+      k.stores.push_back(std::move(st));
+    }
+    break;
+  case Schedule::KernelSlot::Kind::AxisReduce: {
+    k.kind = Kernel::Kind::AxisReduce;
+    const Node *n = s_.nodes[slot.members[0]].get();
+    noteNode(n);
+    for (int64_t a : n->extra().axes)
+      k.reduceAxes.push_back(int32_t(a));
+    Reduce r;
+    r.value = instance(n->input(0), 0, id);
+    r.op = n->op();
+    r.accumulator = reduceAccumulator(n);
+    r.dtype = n->dtype();
+    r.buffer = nodeBuffer_[n];
+    r.count = k.reduceLength();
+    k.reduces.push_back(r);
+    break;
+  }
+  case Schedule::KernelSlot::Kind::Scatter: {
+    k.kind = Kernel::Kind::Scatter;
+    const Node *u = s_.nodes[slot.members[0]].get();
+    noteNode(u);
+    const Layout &target = u->extra().target;
+    Store st;
+    st.value = instance(u->input(1), 0, id);
+    st.buffer = nodeBuffer_[u];
+    st.dtype = u->dtype();
+    st.index.basis = 0;
+    st.index.offset = target.offset;
+    st.index.strides = target.strides;
+    k.stores.push_back(std::move(st));
+    break;
+  }
+  }
+  std::sort(k.nodes.begin(), k.nodes.end(),
+            [](const Node *a, const Node *b) { return a->serial < b->serial; });
+  k_ = nullptr;
+  return k;
+}
+
+} // namespace
+
+int64_t Kernel::reduceOutputs() const {
+  int64_t n = 1;
+  for (size_t d = 0; d < domain.size(); ++d)
+    if (!llvm::is_contained(reduceAxes, int32_t(d)))
+      n *= domain[d];
+  return n;
+}
+
+int64_t Kernel::reduceLength() const {
+  int64_t n = 1;
+  for (int32_t a : reduceAxes)
+    n *= domain[a];
+  return n;
+}
+
+Plan lower(const Schedule &schedule) { return Lowering(schedule).run(); }
+
+} // namespace cumo

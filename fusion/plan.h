@@ -1,0 +1,175 @@
+// A plan: what one flush runs, as kernels over buffers. Fusion builds it
+// from the pending DAG (fusion/schedule.h, fusion/lower.h); both executors
+// run it (graph/), and Cumo.explain prints it.
+//
+// A kernel iterates over a domain (a shape). Every value it computes is an
+// SSA value evaluated per element at the coordinates of a basis: basis 0 is
+// the domain itself; a box basis is the slice an Update writes, with its
+// own coordinates and a predicate (the element lies in the slice). Loads
+// address their buffer with an offset plus strides over the coordinates of
+// their basis, so views, broadcasts and slices cost nothing at run time.
+#pragma once
+
+#include "core/dtype.h"
+#include "core/node.h"
+#include "core/op_kind.h"
+#include "core/scalar.h"
+#include "core/shape.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <string>
+
+namespace cumo {
+
+/// A buffer one plan touches.
+struct PlanBuffer {
+  enum class Role : uint8_t {
+    Input,  ///< a materialized node's buffer, read only
+    Output, ///< a node the plan stores (it escapes the plan)
+    Temp,   ///< lives only inside the plan (arena memory)
+  };
+  Role role = Role::Temp;
+  DType dtype = DType::DFloat;
+  int64_t elements = 0; ///< Output/Temp: how many to allocate
+  NodeRef node;         ///< Input: whose buffer; Output: which node gets it
+  /// Output written in place into the buffer of this Input (an Update
+  /// whose base nobody else reads), or -1.
+  int32_t inPlaceOf = -1;
+};
+
+/// The coordinates a value is computed at. Basis 0 is the kernel's domain.
+/// A box basis is the slice an Update writes: its coordinates j index the
+/// slice, and it holds where parent coordinate u lies in it.
+struct Basis {
+  int32_t parent = -1; ///< -1 for the domain
+  /// Parent coordinates -> coordinates of the updated array.
+  AffineMap fromParent;
+  /// For each axis of the updated array: the slice axis that steps along
+  /// it (-1 when the slice fixes it), the start and the step.
+  llvm::SmallVector<int32_t, 4> axisOf;
+  llvm::SmallVector<int64_t, 4> start;
+  llvm::SmallVector<int64_t, 4> step;
+  /// The slice's shape (the rank of this basis).
+  Shape count;
+  int64_t rank() const { return int64_t(count.size()); }
+};
+
+/// An affine index over a basis: offset + sum(coord[d] * strides[d]).
+struct IndexExpr {
+  int32_t basis = 0;
+  int64_t offset = 0;
+  Strides strides;
+};
+
+/// A read of a plan buffer.
+struct Load {
+  uint32_t buffer = 0;
+  DType dtype = DType::DFloat;
+  IndexExpr index;
+};
+
+/// A constant handed to the kernel as a parameter (never baked into its
+/// source, so that a loop's Ruby Floats do not change the kernel).
+struct Param {
+  DType dtype = DType::DFloat;
+  Scalar value;
+};
+
+/// A generated sequence: seq (start + step * i) or rand (Philox at counter
+/// + i), where i is the element's flat index inside its own array.
+struct Generator {
+  OpKind op = OpKind::Seq;
+  DType dtype = DType::DFloat;
+  IndexExpr flatIndex;
+  Scalar a, b; ///< seq: start, step; rand: low, high
+  uint64_t seed = 0, counter = 0;
+};
+
+/// One SSA value of a kernel.
+struct Value {
+  enum class Kind : uint8_t {
+    Load,      ///< ref: index into Kernel::loads
+    Param,     ///< ref: index into Kernel::params
+    Generator, ///< ref: index into Kernel::generators
+    Op,        ///< op applied to args, result in dtype
+    Select,    ///< ref: box basis; args: {inside, outside}
+  };
+  Kind kind = Kind::Op;
+  OpKind op = OpKind::Copy;
+  DType dtype = DType::DFloat;
+  int32_t basis = 0; ///< where it is valid (the box it is computed in)
+  uint32_t ref = 0;
+  llvm::SmallVector<uint32_t, 2> args;
+};
+
+/// A write of a value into an output buffer, addressed over the coordinates
+/// of a basis (index.basis). A value of lower rank than the domain (a 0-dim
+/// alpha inside an axpy's kernel) is written only where the domain
+/// coordinates in `zeroAxes` are 0. A store in a box basis (the value a
+/// slice update writes, kept because Ruby still holds it) is written only
+/// where the box's predicate holds, which covers each element once.
+struct Store {
+  uint32_t value = 0;
+  uint32_t buffer = 0;
+  DType dtype = DType::DFloat;
+  IndexExpr index;
+  llvm::SmallVector<int32_t, 4> zeroAxes;
+};
+
+/// A reduction of a value. In an elementwise kernel it reduces the whole
+/// domain to one element; in an axis-reduce kernel it reduces the axes in
+/// Kernel::reduceAxes.
+struct Reduce {
+  uint32_t value = 0;
+  OpKind op = OpKind::Sum;
+  DType accumulator = DType::DFloat; ///< the dtype it accumulates in
+  DType dtype = DType::DFloat;       ///< the dtype it stores
+  uint32_t buffer = 0;
+  int64_t count = 0;                 ///< elements per output (for mean)
+};
+
+struct Kernel {
+  enum class Kind : uint8_t {
+    Elementwise, ///< stores per element, and full reductions
+    AxisReduce,  ///< one reduction over some axes of the domain
+    Scatter,     ///< stores into a strided target (writes that no box fits)
+  };
+  Kind kind = Kind::Elementwise;
+  int stage = 0;
+  Shape domain;
+  llvm::SmallVector<Basis, 1> bases;
+  llvm::SmallVector<Load, 4> loads;
+  llvm::SmallVector<Param, 2> params;
+  llvm::SmallVector<Generator, 1> generators;
+  llvm::SmallVector<Value, 8> values;
+  llvm::SmallVector<Store, 2> stores;
+  llvm::SmallVector<Reduce, 1> reduces;
+  llvm::SmallVector<int32_t, 2> reduceAxes; ///< AxisReduce: sorted axes
+  /// The ops fused here, in recording order (for explain and dumps).
+  llvm::SmallVector<const Node *, 8> nodes;
+  /// Why this kernel is separate from an earlier one, when fusion split.
+  std::string why;
+
+  int64_t domainSize() const { return numElements(domain); }
+  /// Output elements of an AxisReduce kernel.
+  int64_t reduceOutputs() const;
+  /// Elements folded into each output of an AxisReduce kernel.
+  int64_t reduceLength() const;
+};
+
+/// The whole of one flush.
+struct Plan {
+  llvm::SmallVector<PlanBuffer, 8> buffers;
+  llvm::SmallVector<Kernel, 4> kernels;
+  /// Every pending node the plan computes, in recording order.
+  llvm::SmallVector<NodeRef, 16> nodes;
+  /// For each stored node: the Output buffer it gets. Parallel arrays.
+  llvm::SmallVector<NodeRef, 8> storedNodes;
+  llvm::SmallVector<uint32_t, 8> storedBuffers;
+
+  bool empty() const { return kernels.empty(); }
+};
+
+} // namespace cumo

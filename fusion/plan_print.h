@@ -1,0 +1,25 @@
+// Plans for people: the text and graphviz forms Cumo.explain answers, and
+// the per-kernel facts its `kernels` array lists.
+#pragma once
+
+#include "fusion/plan.h"
+
+#include <string>
+#include <vector>
+
+namespace cumo {
+
+/// What one launch of a plan does, in words.
+struct KernelSummary {
+  std::string kind;                ///< elementwise, reduction, rowwise, library, copy
+  std::vector<std::string> ops;    ///< op names in recording order
+  std::vector<std::string> inputs; ///< buffers read, e.g. "%2 SFloat[512,512]"
+  std::vector<std::string> outputs;///< buffers written
+  std::string why;                 ///< why it is a kernel of its own
+};
+
+std::vector<KernelSummary> summarize(const Plan &plan);
+std::string planToText(const Plan &plan);
+std::string planToDot(const Plan &plan);
+
+} // namespace cumo

@@ -1,0 +1,376 @@
+#include "fusion/schedule.h"
+
+#include "core/array.h"
+#include "core/error.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#include <algorithm>
+
+namespace cumo {
+
+namespace {
+constexpr int kCostCap = 1 << 20;
+/// The ready stage of a value consumers must recompute, never read.
+constexpr int kNeverReady = 1 << 30;
+
+bool isFullReduction(const Node *n) {
+  const Node *in = n->input(0);
+  return int64_t(n->extra().axes.size()) == in->ndim();
+}
+} // namespace
+
+bool updateIsBox(const Node *u) {
+  const Layout &target = u->extra().target;
+  auto m = layoutAsAffine(target, u->shape());
+  if (!m)
+    return false;
+  for (int64_t d = 0; d < m->outRank; ++d) {
+    if (target.shape[d] <= 1)
+      continue;
+    bool mapped = false;
+    for (int64_t k = 0; k < m->inRank; ++k)
+      mapped |= m->at(k, d) != 0;
+    if (!mapped)
+      return false; // a broadcast target writes one element many times
+  }
+  return true;
+}
+
+bool Schedule::isInlineable(const Node *x, const Facts &f) {
+  switch (opCategory(x->op())) {
+  case OpCategory::Reduce:
+    return false;
+  case OpCategory::Update:
+    return f.box;
+  default:
+    return true;
+  }
+}
+
+int Schedule::inputStage(const Node *x) const {
+  auto it = index.find(x);
+  if (it == index.end())
+    return 0; // materialized: readable anywhere
+  const Facts &f = facts[it->second];
+  return isInlineable(x, f) ? f.avail : f.ready;
+}
+
+void collectPending(llvm::ArrayRef<NodeRef> roots,
+                    llvm::SmallVectorImpl<NodeRef> &out) {
+  llvm::DenseSet<const Node *> seen;
+  llvm::SmallVector<Node *, 32> stack;
+  for (const NodeRef &r : roots)
+    if (r && r->isPending() && seen.insert(r.get()).second)
+      stack.push_back(r.get());
+  size_t first = out.size();
+  while (!stack.empty()) {
+    Node *n = stack.pop_back_val();
+    out.push_back(NodeRef(n));
+    for (const NodeRef &in : n->inputs())
+      if (in->isPending() && seen.insert(in.get()).second)
+        stack.push_back(in.get());
+  }
+  std::sort(out.begin() + first, out.end(),
+            [](const NodeRef &a, const NodeRef &b) {
+              return a->serial < b->serial;
+            });
+}
+
+namespace {
+
+class Scheduler {
+public:
+  Scheduler(Schedule &s, const FusionLimits &limits) : s_(s), limits_(limits) {}
+
+  void analyze(llvm::function_ref<bool(const Node *)> isStored) {
+    collectSlicesUpdated();
+    for (uint32_t i = 0; i < s_.nodes.size(); ++i) {
+      Node *n = s_.nodes[i].get();
+      Schedule::Facts &f = s_.facts[i];
+      f.stored = isStored(n);
+      analyzeNode(n, f);
+      if (f.stored)
+        requireBuffer(n, f);
+    }
+  }
+
+  void group();
+
+private:
+  void requireBuffer(const Node *n, Schedule::Facts &f) {
+    if (f.ridesWith >= 0) {
+      // Something reads its buffer after all: it is stored where it is
+      // computed, like any other value.
+      f.ridesWith = -1;
+      f.ready = f.avail + 1;
+    }
+    if (f.buffered)
+      return;
+    f.buffered = true;
+    if (Schedule::isInlineable(n, f))
+      f.ready = f.avail + 1;
+  }
+  void requireBuffer(const Node *x) {
+    auto it = s_.index.find(x);
+    if (it != s_.index.end())
+      requireBuffer(x, s_.facts[it->second]);
+  }
+  /// What inlining `x` costs a consumer computed at `stage`: one load when
+  /// its buffer is readable there, else its whole expression.
+  int costOf(const Node *x, int stage) const {
+    auto it = s_.index.find(x);
+    if (it == s_.index.end())
+      return 1;
+    const Schedule::Facts &f = s_.facts[it->second];
+    if (!Schedule::isInlineable(x, f) || f.viewReadsBuffer ||
+        (f.buffered && f.ready <= stage))
+      return 1;
+    return f.cost;
+  }
+  int readyOf(const Node *x) const {
+    auto it = s_.index.find(x);
+    return it == s_.index.end() ? 0 : s_.facts[it->second].ready;
+  }
+
+  void analyzeNode(const Node *n, Schedule::Facts &f) {
+    switch (opCategory(n->op())) {
+    case OpCategory::Source:
+      f.avail = 0;
+      f.cost = 1;
+      return;
+    case OpCategory::Unary:
+    case OpCategory::Binary:
+    case OpCategory::Compare: {
+      int stage = 0;
+      for (const NodeRef &in : n->inputs())
+        stage = std::max(stage, s_.inputStage(in.get()));
+      int64_t cost = 1;
+      for (const NodeRef &in : n->inputs()) {
+        limitCrossStage(in.get(), stage);
+        cost += costOf(in.get(), stage);
+      }
+      f.avail = stage;
+      f.cost = int(std::min<int64_t>(cost, kCostCap));
+      return;
+    }
+    case OpCategory::View:
+      if (!n->extra().flatView) {
+        const Node *x = n->input(0);
+        const AffineMap &map = n->extra().view;
+        bool shifted = !map.isIdentity() && !isSliceUpdated(x, map);
+        int stage = s_.inputStage(x);
+        if (shifted && s_.contains(x) && costOf(x, stage) > limits_.recomputeBudget) {
+          requireBuffer(x);
+          f.viewReadsBuffer = true;
+          f.avail = readyOf(x);
+          f.cost = 1;
+          return;
+        }
+        f.avail = stage;
+        f.cost = costOf(x, stage);
+        return;
+      }
+      [[fallthrough]];
+    case OpCategory::Reshape: {
+      // Row-major reinterpretation reads the input's buffer.
+      const Node *x = n->input(0);
+      requireBuffer(x);
+      f.viewReadsBuffer = true;
+      f.avail = readyOf(x);
+      f.cost = 1;
+      return;
+    }
+    case OpCategory::Reduce: {
+      int stage = s_.inputStage(n->input(0));
+      f.buffered = true;
+      f.avail = f.ready = stage + 1;
+      f.cost = 1;
+      return;
+    }
+    case OpCategory::Update: {
+      f.box = updateIsBox(n);
+      int stage = std::max(s_.inputStage(n->input(0)),
+                           s_.inputStage(n->input(1)));
+      if (f.box) {
+        markRider(n);
+        limitCrossStage(n->input(0), stage);
+        limitCrossStage(n->input(1), stage);
+        f.avail = stage;
+        f.cost = int(std::min<int64_t>(int64_t(1) + costOf(n->input(0), stage) +
+                                           costOf(n->input(1), stage),
+                                       kCostCap));
+        return;
+      }
+      // Base copied at `stage`, value scattered over it at stage + 1.
+      f.buffered = true;
+      f.avail = f.ready = stage + 2;
+      f.cost = 1;
+      return;
+    }
+    }
+  }
+
+  /// Stores `x` for a consumer at a later stage when recomputing it there
+  /// would cost more than crossStageBudget.
+  void limitCrossStage(const Node *x, int stage) {
+    auto it = s_.index.find(x);
+    if (it == s_.index.end())
+      return;
+    Schedule::Facts &xf = s_.facts[it->second];
+    if (Schedule::isInlineable(x, xf) && xf.avail < stage &&
+        costOf(x, stage) > limits_.crossStageBudget)
+      requireBuffer(x, xf);
+  }
+
+  /// The slices updates write, by base. `ap[1..-1, true] -= v` reads the
+  /// slice of ap it then writes; in the fused kernel that read is the
+  /// element the update writes (fusion/lower.cpp), not a shifted one, so it
+  /// costs no recomputation.
+  void collectSlicesUpdated() {
+    for (const NodeRef &n : s_.nodes) {
+      if (n->op() != OpKind::Update)
+        continue;
+      if (auto m = layoutAsAffine(n->extra().target, n->shape()))
+        slicesUpdated_[n->input(0)].push_back(std::move(*m));
+    }
+  }
+  bool isSliceUpdated(const Node *base, const AffineMap &map) const {
+    auto it = slicesUpdated_.find(base);
+    return it != slicesUpdated_.end() && llvm::is_contained(it->second, map);
+  }
+
+  /// The value an Update writes, when Ruby still holds it (a temporary
+  /// such as `ap[1..-1, true] - v[0..-2, true]`), rides with the Update.
+  void markRider(const Node *u) {
+    const Node *value = u->input(1);
+    auto it = s_.index.find(value);
+    if (it == s_.index.end() ||
+        llvm::ArrayRef<int64_t>(u->extra().target.shape) != value->shape())
+      return;
+    Schedule::Facts &vf = s_.facts[it->second];
+    if (!vf.stored || vf.ridesWith >= 0 || !Schedule::isInlineable(value, vf) ||
+        vf.viewReadsBuffer)
+      return;
+    vf.ridesWith = int(s_.index.find(u)->second);
+    vf.ready = kNeverReady;
+  }
+
+  Schedule &s_;
+  const FusionLimits &limits_;
+  llvm::DenseMap<const Node *, llvm::SmallVector<AffineMap, 1>> slicesUpdated_;
+};
+
+void Scheduler::group() {
+  using Slot = Schedule::KernelSlot;
+  struct Want {
+    uint32_t node;
+    int stage;
+    Shape domain;
+    bool exact; ///< full reductions iterate exactly their input
+  };
+  llvm::SmallVector<Want, 16> wants;
+  llvm::SmallVector<Slot, 4> separate; // axis reductions and scatters
+
+  for (uint32_t i = 0; i < s_.nodes.size(); ++i) {
+    const Node *n = s_.nodes[i].get();
+    Schedule::Facts &f = s_.facts[i];
+    if (!f.buffered || f.ridesWith >= 0)
+      continue;
+    // Uninitialized memory needs a buffer and nothing written into it.
+    if (n->op() == OpKind::Empty)
+      continue;
+    if (isReduction(n->op())) {
+      int stage = f.avail - 1;
+      Shape domain = toShape(n->input(0)->shape());
+      if (isFullReduction(n) && n->input(0)->size() > 0) {
+        wants.push_back({i, stage, domain, true});
+      } else {
+        Slot slot{Slot::Kind::AxisReduce, stage, domain, {i}, ""};
+        separate.push_back(std::move(slot));
+      }
+      continue;
+    }
+    if (n->op() == OpKind::Update && !f.box) {
+      int stage = f.ready - 2;
+      wants.push_back({i, stage, toShape(n->shape()), false});
+      Slot slot{Slot::Kind::Scatter, stage + 1,
+                n->extra().target.shape, {i}, ""};
+      slot.why = "writes a target no slice box fits";
+      separate.push_back(std::move(slot));
+      continue;
+    }
+    wants.push_back({i, f.avail, toShape(n->shape()), false});
+  }
+
+  // Each store joins the largest domain of its stage it broadcasts into,
+  // so a 0-dim scalar computed beside an axpy is stored by the axpy.
+  for (Want &w : wants) {
+    if (w.exact)
+      continue;
+    const Shape *best = &w.domain;
+    for (const Want &o : wants) {
+      if (o.stage != w.stage || o.domain.size() < w.domain.size())
+        continue;
+      if (numElements(o.domain) > numElements(*best) &&
+          broadcastsTo(w.domain, o.domain))
+        best = &o.domain;
+    }
+    if (best != &w.domain)
+      w.domain = *best;
+  }
+
+  llvm::SmallVector<Slot, 4> slots;
+  for (const Want &w : wants) {
+    Slot *slot = nullptr;
+    for (Slot &s : slots)
+      if (s.stage == w.stage && llvm::ArrayRef<int64_t>(s.domain) ==
+                                    llvm::ArrayRef<int64_t>(w.domain))
+        slot = &s;
+    if (!slot) {
+      slots.push_back(Slot{Slot::Kind::Elementwise, w.stage, w.domain, {}, ""});
+      slot = &slots.back();
+    }
+    slot->members.push_back(w.node);
+  }
+  for (Slot &s : separate)
+    slots.push_back(std::move(s));
+  std::stable_sort(slots.begin(), slots.end(),
+                   [](const Slot &a, const Slot &b) { return a.stage < b.stage; });
+
+  // Say why each kernel could not join one before it.
+  for (size_t k = 0; k < slots.size(); ++k) {
+    Slot &s = slots[k];
+    for (uint32_t m : s.members)
+      s_.facts[m].kernel = int(k);
+    if (!s.why.empty())
+      continue;
+    if (s.kind == Slot::Kind::AxisReduce) {
+      s.why = "reduces over some axes only";
+    } else if (s.stage > 0) {
+      s.why = "reads a value an earlier kernel reduces or stores";
+    } else if (k > 0) {
+      s.why = "its domain " + shapeToString(s.domain) +
+              " differs from the kernels before it";
+    }
+  }
+  s_.kernels = std::move(slots);
+}
+
+} // namespace
+
+Schedule schedule(llvm::ArrayRef<NodeRef> nodes,
+                  llvm::function_ref<bool(const Node *)> isStored,
+                  const FusionLimits &limits) {
+  Schedule s;
+  s.nodes.assign(nodes.begin(), nodes.end());
+  s.facts.resize(nodes.size());
+  for (uint32_t i = 0; i < nodes.size(); ++i)
+    s.index[nodes[i].get()] = i;
+  Scheduler sched(s, limits);
+  sched.analyze(isStored);
+  sched.group();
+  return s;
+}
+
+} // namespace cumo

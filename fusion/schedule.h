@@ -1,0 +1,84 @@
+// The first passes of fusion over the nodes of one flush: which nodes need
+// a buffer, at which stage each value becomes available, and which kernel
+// computes what. Stages order kernels: a kernel at stage s reads only
+// buffers written at earlier stages, so everything one stage needs is
+// computed in as few kernels as domains allow.
+#pragma once
+
+#include "core/node.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+
+namespace cumo {
+
+/// Named limits of fusion.
+struct FusionLimits {
+  /// A value read through a shifted view is recomputed at the shifted
+  /// coordinates when its inlined expression costs at most this many ops;
+  /// past it, it is stored and read back at the next stage.
+  int recomputeBudget = 24;
+  /// A value computed at an earlier stage and read by a later one is
+  /// stored and loaded back when its inlined expression costs more than
+  /// this, so a loop-carried value is never recomputed from its history.
+  int crossStageBudget = 4;
+};
+
+/// What a flush computes, with the facts every later pass reads.
+struct Schedule {
+  struct Facts {
+    bool stored = false;   ///< a wrapper (or the caller) needs the value
+    bool buffered = false; ///< written to a buffer by the plan
+    bool box = false;      ///< Update: its target is a slice a box fits
+    bool viewReadsBuffer = false; ///< View: reads its input's buffer
+    int avail = 0; ///< stage from which it can be computed inline
+    int ready = 0; ///< stage from which its buffer can be read
+    int cost = 1;  ///< ops in its inlined expression (capped)
+    int kernel = -1; ///< the kernel that writes its buffer
+    /// A stored value an Update writes whole into its slice: it is stored
+    /// by whichever kernel computes that Update (index into `nodes`), from
+    /// inside the box, so it costs no kernel of its own. Consumers
+    /// recompute it rather than read it back.
+    int ridesWith = -1;
+  };
+  struct KernelSlot {
+    enum class Kind : uint8_t { Elementwise, AxisReduce, Scatter } kind;
+    int stage = 0;
+    llvm::SmallVector<int64_t, 4> domain;
+    /// Buffered elementwise nodes it stores, full reductions it computes,
+    /// the axis reduction or the scatter it runs: indices into `nodes`.
+    llvm::SmallVector<uint32_t, 4> members;
+    std::string why;
+  };
+
+  llvm::SmallVector<NodeRef, 16> nodes; ///< pending, in recording order
+  llvm::SmallVector<Facts, 16> facts;
+  llvm::DenseMap<const Node *, uint32_t> index;
+  llvm::SmallVector<KernelSlot, 4> kernels; ///< in stage order
+
+  bool contains(const Node *n) const { return index.count(n) != 0; }
+  const Facts &of(const Node *n) const { return facts[index.find(n)->second]; }
+  Facts &of(const Node *n) { return facts[index.find(n)->second]; }
+  /// The stage at which a consumer can use input `x` (0 when materialized).
+  int inputStage(const Node *x) const;
+  /// Whether `x` is computed inline by the kernels that use it.
+  static bool isInlineable(const Node *x, const Facts &f);
+};
+
+/// Collects every pending node reachable from `roots` (and the roots),
+/// in recording order.
+void collectPending(llvm::ArrayRef<NodeRef> roots,
+                    llvm::SmallVectorImpl<NodeRef> &out);
+
+/// Runs the analysis and grouping passes. `isStored` says which nodes must
+/// be written out (wrapped nodes and the targets of the force).
+Schedule schedule(llvm::ArrayRef<NodeRef> nodes,
+                  llvm::function_ref<bool(const Node *)> isStored,
+                  const FusionLimits &limits = FusionLimits());
+
+/// Whether an Update's target is a slice a box basis can invert.
+bool updateIsBox(const Node *update);
+
+} // namespace cumo

@@ -1,0 +1,360 @@
+// The CPU reference executor: interprets a plan's kernels with plain loops,
+// a tile of elements at a time, calling the same element functions the
+// CUDA kernels are generated from. It is the reference every GPU result is
+// compared with, and the executor of machines without a GPU.
+#include "graph/executor.h"
+
+#include "core/error.h"
+#include "core/stats.h"
+#include "ops/reference.h"
+
+#include <cstring>
+#include <vector>
+
+namespace cumo {
+
+namespace {
+
+constexpr int64_t kTile = 256;
+
+/// A tile of one value: up to kTile elements of at most 8 bytes.
+struct Tile {
+  alignas(16) unsigned char bytes[kTile * 8];
+  template <class T> T *as() { return reinterpret_cast<T *>(bytes); }
+};
+
+/// Converts `n` elements of dtype `from` at `src` into dtype `to` at `dst`.
+void convertTile(DType from, const void *src, DType to, void *dst, int64_t n) {
+  dispatchDType(from, [&]<DType F, class FT>() {
+    const FT *in = static_cast<const FT *>(src);
+    dispatchDType(to, [&]<DType T, class TT>() {
+      TT *out = static_cast<TT *>(dst);
+      if constexpr (T == DType::Bit) {
+        for (int64_t i = 0; i < n; ++i)
+          out[i] = in[i] != FT(0);
+      } else {
+        for (int64_t i = 0; i < n; ++i)
+          out[i] = ref::convert<TT>(in[i]);
+      }
+    });
+  });
+}
+
+class KernelRun {
+public:
+  KernelRun(const Kernel &k, llvm::ArrayRef<Ref<Buffer>> buffers)
+      : k_(k), buffers_(buffers), values_(k.values.size()),
+        coords_(k.bases.size()), pred_(k.bases.size()) {
+    for (size_t b = 0; b < k.bases.size(); ++b) {
+      int64_t rank = b == 0 ? int64_t(k.domain.size()) : k.bases[b].rank();
+      coords_[b].assign(size_t(std::max<int64_t>(rank, 1)) * kTile, 0);
+      pred_[b].assign(kTile, 1);
+    }
+  }
+
+  void run() {
+    switch (k_.kind) {
+    case Kernel::Kind::Elementwise:
+      initReductions(1);
+      break;
+    case Kernel::Kind::AxisReduce:
+      initReductions(k_.reduceOutputs());
+      break;
+    case Kernel::Kind::Scatter:
+      break;
+    }
+    int64_t n = k_.domainSize();
+    for (int64_t start = 0; start < n; start += kTile)
+      runTile(start, std::min(kTile, n - start));
+    finishReductions();
+  }
+
+private:
+  int64_t *coords(int32_t basis, int64_t axis) {
+    return coords_[basis].data() + axis * kTile;
+  }
+
+  void runTile(int64_t start, int64_t lanes) {
+    lanes_ = lanes;
+    // Domain coordinates of each lane, row-major.
+    int64_t rank = k_.domain.size();
+    for (int64_t l = 0; l < lanes; ++l) {
+      int64_t rest = start + l;
+      for (int64_t d = rank; d-- > 0;) {
+        coords(0, d)[l] = rest % k_.domain[d];
+        rest /= k_.domain[d];
+      }
+    }
+    for (size_t b = 1; b < k_.bases.size(); ++b)
+      computeBox(int32_t(b));
+    for (size_t v = 0; v < k_.values.size(); ++v)
+      evaluate(uint32_t(v));
+    for (const Store &s : k_.stores)
+      store(s);
+    for (const Reduce &r : k_.reduces)
+      accumulate(r);
+  }
+
+  void computeBox(int32_t b) {
+    const Basis &basis = k_.bases[b];
+    const AffineMap &m = basis.fromParent;
+    for (int64_t d = 0; d < basis.rank(); ++d)
+      std::fill(coords(b, d), coords(b, d) + lanes_, 0);
+    for (int64_t l = 0; l < lanes_; ++l) {
+      bool in = pred_[basis.parent][l];
+      for (int64_t r = 0; in && r < m.inRank; ++r) {
+        int64_t u = m.offset[r];
+        for (int64_t d = 0; d < m.outRank; ++d)
+          u += m.at(r, d) * coords(basis.parent, d)[l];
+        int64_t q = u - basis.start[r];
+        int32_t axis = basis.axisOf[r];
+        if (axis < 0) {
+          in = q == 0;
+          continue;
+        }
+        int64_t step = basis.step[r];
+        if (q % step != 0) {
+          in = false;
+          continue;
+        }
+        int64_t j = q / step;
+        in = j >= 0 && j < basis.count[axis];
+        coords(b, axis)[l] = j;
+      }
+      pred_[b][l] = in;
+    }
+  }
+
+  int64_t indexAt(const IndexExpr &e, int64_t l) {
+    int64_t idx = e.offset;
+    for (size_t d = 0; d < e.strides.size(); ++d)
+      idx += e.strides[d] * coords(e.basis, d)[l];
+    return idx;
+  }
+
+  void evaluate(uint32_t id) {
+    const Value &v = k_.values[id];
+    Tile &out = values_[id];
+    const uint8_t *pred = pred_[v.basis].data();
+    switch (v.kind) {
+    case Value::Kind::Load: {
+      const Load &ld = k_.loads[v.ref];
+      const char *base = static_cast<const char *>(buffers_[ld.buffer]->data());
+      size_t size = sizeOf(ld.dtype);
+      for (int64_t l = 0; l < lanes_; ++l)
+        if (pred[l])
+          std::memcpy(out.bytes + l * size, base + indexAt(ld.index, l) * size,
+                      size);
+      return;
+    }
+    case Value::Kind::Param: {
+      const Param &p = k_.params[v.ref];
+      dispatchDType(p.dtype, [&]<DType D, class T>() {
+        T x = D == DType::Bit ? T(p.value.asDouble() != 0) : p.value.as<T>();
+        std::fill(out.as<T>(), out.as<T>() + lanes_, x);
+      });
+      return;
+    }
+    case Value::Kind::Generator:
+      generate(k_.generators[v.ref], out, pred);
+      return;
+    case Value::Kind::Select: {
+      const uint8_t *in = pred_[v.ref].data();
+      size_t size = sizeOf(v.dtype);
+      const Tile &a = values_[v.args[0]], &b = values_[v.args[1]];
+      for (int64_t l = 0; l < lanes_; ++l)
+        std::memcpy(out.bytes + l * size, (in[l] ? a : b).bytes + l * size, size);
+      return;
+    }
+    case Value::Kind::Op:
+      applyOp(v, out);
+      return;
+    }
+  }
+
+  void generate(const Generator &g, Tile &out, const uint8_t *pred) {
+    dispatchDType(g.dtype, [&]<DType D, class T>() {
+      T *o = out.as<T>();
+      for (int64_t l = 0; l < lanes_; ++l) {
+        if (!pred[l])
+          continue;
+        long long i = indexAt(g.flatIndex, l);
+        if (g.op == OpKind::Seq) {
+          if constexpr (std::is_floating_point_v<T>)
+            o[l] = T(cumo_ops::seq_double(g.a.asDouble(), g.b.asDouble(), i));
+          else if (g.a.isFloat() || g.b.isFloat())
+            o[l] = ref::convert<T>(cumo_ops::seq_double(g.a.asDouble(),
+                                                        g.b.asDouble(), i));
+          else
+            o[l] = T(cumo_ops::seq_int(g.a.i, g.b.i, i));
+        } else {
+          unsigned long long ctr = g.counter + (unsigned long long)i;
+          if constexpr (std::is_same_v<T, float>)
+            o[l] = cumo_ops::rand_float(float(g.a.asDouble()),
+                                        float(g.b.asDouble()), ctr, g.seed);
+          else if constexpr (std::is_same_v<T, double>)
+            o[l] = cumo_ops::rand_double(g.a.asDouble(), g.b.asDouble(), ctr,
+                                         g.seed);
+          else
+            o[l] = T(cumo_ops::rand_int(g.a.as<long long>(),
+                                        g.b.as<long long>(), ctr, g.seed));
+        }
+      }
+    });
+  }
+
+  void applyOp(const Value &v, Tile &out) {
+    const Value &a = k_.values[v.args[0]];
+    Tile &ta = values_[v.args[0]];
+    switch (opCategory(v.op)) {
+    case OpCategory::Unary:
+      if (v.op == OpKind::Cast) {
+        convertTile(a.dtype, ta.bytes, v.dtype, out.bytes, lanes_);
+        return;
+      }
+      dispatchDType(v.dtype, [&]<DType D, class T>() {
+        const T *x = ta.as<T>();
+        T *o = out.as<T>();
+        for (int64_t l = 0; l < lanes_; ++l)
+          o[l] = ref::unary(v.op, x[l]);
+      });
+      return;
+    case OpCategory::Binary:
+      dispatchDType(v.dtype, [&]<DType D, class T>() {
+        const T *x = ta.as<T>();
+        const T *y = values_[v.args[1]].as<T>();
+        T *o = out.as<T>();
+        for (int64_t l = 0; l < lanes_; ++l)
+          o[l] = ref::binary(v.op, x[l], y[l]);
+        if constexpr (std::is_integral_v<T>) {
+          if (v.op == OpKind::Div || v.op == OpKind::Mod) {
+            // As the CUDA kernels do: flag a zero divisor for the next read.
+            const uint8_t *pred = pred_[v.basis].data();
+            for (int64_t l = 0; l < lanes_; ++l)
+              if (pred[l] && y[l] == 0)
+                *static_cast<uint32_t *>(hostDevice()->errorWord()) |=
+                    kErrorDivisionByZero;
+          }
+        }
+      });
+      return;
+    case OpCategory::Compare:
+      dispatchDType(a.dtype, [&]<DType D, class T>() {
+        const T *x = ta.as<T>();
+        const T *y = values_[v.args[1]].as<T>();
+        uint8_t *o = out.as<uint8_t>();
+        for (int64_t l = 0; l < lanes_; ++l)
+          o[l] = ref::compare(v.op, x[l], y[l]);
+      });
+      return;
+    default:
+      throw Error(ErrorKind::Internal, "[cpu] unexpected op in a kernel");
+    }
+  }
+
+  void store(const Store &s) {
+    char *base = static_cast<char *>(buffers_[s.buffer]->data());
+    size_t size = sizeOf(s.dtype);
+    const Tile &t = values_[s.value];
+    const uint8_t *pred = pred_[s.index.basis].data();
+    for (int64_t l = 0; l < lanes_; ++l) {
+      bool write = pred[l];
+      for (int32_t axis : s.zeroAxes)
+        write &= coords(0, axis)[l] == 0;
+      if (write)
+        std::memcpy(base + indexAt(s.index, l) * size, t.bytes + l * size, size);
+    }
+  }
+
+  // Reductions accumulate in the accumulator dtype, one slot per output.
+  void initReductions(int64_t outputs) {
+    acc_.resize(k_.reduces.size());
+    for (size_t i = 0; i < k_.reduces.size(); ++i) {
+      const Reduce &r = k_.reduces[i];
+      acc_[i].resize(size_t(outputs) * 8);
+      dispatchDType(r.accumulator, [&]<DType D, class A>() {
+        A *a = reinterpret_cast<A *>(acc_[i].data());
+        std::fill(a, a + outputs, ref::reduceIdentity<A>(r.op));
+      });
+    }
+  }
+
+  int64_t outputIndex(int64_t l) {
+    if (k_.kind != Kernel::Kind::AxisReduce)
+      return 0;
+    int64_t idx = 0;
+    for (size_t d = 0; d < k_.domain.size(); ++d) {
+      if (llvm::is_contained(k_.reduceAxes, int32_t(d)))
+        continue;
+      idx = idx * k_.domain[d] + coords(0, d)[l];
+    }
+    return idx;
+  }
+
+  void accumulate(const Reduce &r) {
+    size_t i = &r - k_.reduces.data();
+    Tile converted;
+    const Value &v = k_.values[r.value];
+    convertTile(v.dtype, values_[r.value].bytes, r.accumulator, converted.bytes,
+                lanes_);
+    dispatchDType(r.accumulator, [&]<DType D, class A>() {
+      A *acc = reinterpret_cast<A *>(acc_[i].data());
+      const A *x = converted.as<A>();
+      for (int64_t l = 0; l < lanes_; ++l) {
+        int64_t o = outputIndex(l);
+        acc[o] = ref::reduceStep(r.op, acc[o], x[l]);
+      }
+    });
+  }
+
+  void finishReductions() {
+    int64_t outputs = k_.kind == Kernel::Kind::AxisReduce ? k_.reduceOutputs() : 1;
+    for (size_t i = 0; i < k_.reduces.size(); ++i) {
+      const Reduce &r = k_.reduces[i];
+      if (r.op == OpKind::Mean) {
+        dispatchDType(r.accumulator, [&]<DType D, class A>() {
+          A *acc = reinterpret_cast<A *>(acc_[i].data());
+          for (int64_t o = 0; o < outputs; ++o)
+            acc[o] = cumo_ops::div(acc[o], A(r.count));
+        });
+      }
+      convertTile(r.accumulator, acc_[i].data(), r.dtype,
+                  buffers_[r.buffer]->data(), outputs);
+    }
+  }
+
+  const Kernel &k_;
+  llvm::ArrayRef<Ref<Buffer>> buffers_;
+  std::vector<Tile> values_;
+  std::vector<std::vector<int64_t>> coords_;
+  std::vector<std::vector<uint8_t>> pred_;
+  std::vector<std::vector<unsigned char>> acc_;
+  int64_t lanes_ = 0;
+};
+
+class CpuExecutor final : public Executor {
+public:
+  const char *name() const override { return "cpu"; }
+  Device &device() override { return *hostDevice(); }
+
+  void run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> given) override {
+    llvm::SmallVector<Ref<Buffer>, 8> buffers(given.begin(), given.end());
+    for (size_t i = 0; i < plan.buffers.size(); ++i)
+      if (!buffers[i])
+        buffers[i] = hostDevice()->pool().allocate(
+            size_t(plan.buffers[i].elements) * sizeOf(plan.buffers[i].dtype));
+    for (const Kernel &k : plan.kernels) {
+      KernelRun(k, buffers).run();
+      ++Stats::get().kernels_launched;
+    }
+  }
+};
+
+} // namespace
+
+Executor *cpuExecutor() {
+  static CpuExecutor *executor = new CpuExecutor();
+  return executor;
+}
+
+} // namespace cumo

@@ -1,0 +1,353 @@
+// The CUDA executor: runs a plan as one CUDA graph. Each kernel reads its
+// parameters (pointers, extents, strides, scalars) from one device block,
+// so a cached graph is replayed with a single upload of that block and no
+// per-node patching; only a changed launch shape (new extents) updates a
+// node in place. Buffers that live only inside the plan come from an arena
+// that belongs to the cached graph, so their addresses never change.
+#include "graph/cuda/open_cuda_executor.h"
+
+#include "core/cuda/cuda_check.h"
+#include "core/cuda/cuda_device.h"
+#include "core/host_hooks.h"
+#include "core/stats.h"
+#include "fusion/cuda_codegen.h"
+#include "graph/cuda/kernel_loader.h"
+#include "graph/executor.h"
+
+#include "llvm/ADT/Hashing.h"
+
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace cumo {
+
+namespace {
+
+constexpr size_t kArenaAlign = 256;
+/// Cached graphs kept; past this the least recently used is dropped.
+constexpr size_t kMaxCachedGraphs = 256;
+/// Pinned slots for parameter uploads: an upload waits only if the slot it
+/// reuses is still being copied from, which takes this many replays in
+/// flight.
+constexpr size_t kParamSlots = 16;
+
+size_t alignUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+/// One plan structure's graph, arena and parameter block.
+struct CachedPlan {
+  std::vector<const LoadedKernel *> kernels; ///< active kernels, in order
+  std::vector<uint32_t> planIndex;           ///< their index in the plan
+  std::vector<LaunchConfig> launches;
+  std::vector<size_t> paramOffsets;
+  size_t paramBytes = 0;
+  Ref<Buffer> params;
+  Ref<Buffer> arena;
+  size_t arenaBytes = 0;
+  std::vector<std::pair<size_t, size_t>> scratch; ///< offset, bytes per kernel
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  std::vector<cudaGraphNode_t> nodes;
+  bool eager = false; ///< the graph failed: launch kernel by kernel
+  std::vector<char> lastUploaded;
+  uint64_t lastUse = 0;
+
+  ~CachedPlan() {
+    if (exec)
+      cudaGraphExecDestroy(exec);
+    if (graph)
+      cudaGraphDestroy(graph);
+  }
+};
+
+struct ParamSlot {
+  void *host = nullptr;
+  size_t capacity = 0;
+  cudaEvent_t copied = nullptr;
+};
+
+class CudaExecutor final : public Executor {
+public:
+  explicit CudaExecutor(CudaDevice *device) : device_(device) {
+    for (ParamSlot &s : slots_)
+      cudaCheck(cudaEventCreateWithFlags(&s.copied, cudaEventDisableTiming),
+                "cudaEventCreate");
+  }
+  const char *name() const override { return "cuda"; }
+  Device &device() override { return *device_; }
+  void run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) override;
+
+private:
+  CachedPlan &lookup(const Plan &plan, llvm::ArrayRef<uint64_t> keys,
+                     llvm::ArrayRef<LaunchConfig> launches,
+                     llvm::ArrayRef<uint32_t> active, bool &hit);
+  void layoutArena(CachedPlan &cp, const Plan &plan,
+                   llvm::SmallVectorImpl<size_t> &tempOffsets);
+  void buildGraph(CachedPlan &cp);
+  void updateLaunches(CachedPlan &cp, llvm::ArrayRef<LaunchConfig> launches);
+  void upload(CachedPlan &cp, const llvm::SmallVectorImpl<char> &block);
+  void launch(CachedPlan &cp);
+  cudaKernelNodeParams nodeParams(const CachedPlan &cp, size_t i,
+                                  void **argStorage) const;
+
+  CudaDevice *device_;
+  KernelLoader loader_;
+  std::unordered_map<uint64_t, std::unique_ptr<CachedPlan>> cache_;
+  uint64_t clock_ = 0;
+  bool warnedThrash_ = false;
+  ParamSlot slots_[kParamSlots];
+  size_t nextSlot_ = 0;
+};
+
+CachedPlan &CudaExecutor::lookup(const Plan &plan, llvm::ArrayRef<uint64_t> keys,
+                                 llvm::ArrayRef<LaunchConfig> launches,
+                                 llvm::ArrayRef<uint32_t> active, bool &hit) {
+  // The structure: kernel identities and block shapes, and which plan
+  // buffers each role is (not pointers, not extents, not grid sizes).
+  llvm::hash_code h = llvm::hash_value(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i)
+    h = llvm::hash_combine(h, keys[i], launches[i].block, launches[i].sharedBytes,
+                           active[i]);
+  h = llvm::hash_combine(h, plan.buffers.size());
+  for (const PlanBuffer &b : plan.buffers)
+    h = llvm::hash_combine(h, int(b.role), int(b.dtype));
+  uint64_t key = h;
+  auto it = cache_.find(key);
+  hit = it != cache_.end();
+  if (hit) {
+    it->second->lastUse = ++clock_;
+    ++Stats::get().graph_cache_hits;
+    return *it->second;
+  }
+  ++Stats::get().graph_cache_misses;
+  if (cache_.size() >= kMaxCachedGraphs) {
+    auto lru = cache_.begin();
+    for (auto i = cache_.begin(); i != cache_.end(); ++i)
+      if (i->second->lastUse < lru->second->lastUse)
+        lru = i;
+    cache_.erase(lru);
+    if (!warnedThrash_ && HostHooks::get().warn) {
+      warnedThrash_ = true;
+      HostHooks::get().warn("Cumo: more than " + std::to_string(kMaxCachedGraphs) +
+                            " distinct plans; the CUDA graph cache now evicts "
+                            "(each new plan structure is captured again)");
+    }
+  }
+  auto cp = std::make_unique<CachedPlan>();
+  cp->lastUse = ++clock_;
+  return *cache_.emplace(key, std::move(cp)).first->second;
+}
+
+void CudaExecutor::layoutArena(CachedPlan &cp, const Plan &plan,
+                               llvm::SmallVectorImpl<size_t> &tempOffsets) {
+  // Scratch first (its counters must read zero), then the plan's temps.
+  size_t at = 0;
+  std::vector<std::pair<size_t, size_t>> scratch;
+  for (size_t i = 0; i < cp.kernels.size(); ++i) {
+    const Kernel &k = plan.kernels[cp.planIndex[i]];
+    size_t bytes = scratchBytes(k, cp.launches[i]);
+    scratch.push_back({at, bytes});
+    at = alignUp(at + bytes, kArenaAlign);
+  }
+  tempOffsets.assign(plan.buffers.size(), 0);
+  for (size_t b = 0; b < plan.buffers.size(); ++b) {
+    const PlanBuffer &pb = plan.buffers[b];
+    if (pb.role != PlanBuffer::Role::Temp)
+      continue;
+    tempOffsets[b] = at;
+    at = alignUp(at + size_t(pb.elements) * sizeOf(pb.dtype), kArenaAlign);
+  }
+  cudaStream_t stream = device_->stream();
+  if (at > cp.arenaBytes) {
+    // Grows geometrically, so extents growing by one a step reallocate
+    // O(log n) times.
+    size_t want = std::max(at, cp.arenaBytes + cp.arenaBytes / 2);
+    cp.arena = device_->pool().allocate(want);
+    cp.arenaBytes = want;
+    cudaCheck(cudaMemsetAsync(cp.arena->data(), 0, want, stream), "cudaMemsetAsync");
+  } else if (scratch != cp.scratch) {
+    for (auto [off, bytes] : scratch)
+      if (bytes)
+        cudaCheck(cudaMemsetAsync(static_cast<char *>(cp.arena->data()) + off, 0,
+                                  bytes, stream),
+                  "cudaMemsetAsync");
+  }
+  cp.scratch = std::move(scratch);
+}
+
+cudaKernelNodeParams CudaExecutor::nodeParams(const CachedPlan &cp, size_t i,
+                                              void **argStorage) const {
+  *argStorage = static_cast<char *>(cp.params->data()) + cp.paramOffsets[i];
+  cudaKernelNodeParams p = {};
+  p.func = cp.kernels[i]->function();
+  p.gridDim = dim3(cp.launches[i].grid);
+  p.blockDim = dim3(cp.launches[i].block);
+  p.sharedMemBytes = cp.launches[i].sharedBytes;
+  p.kernelParams = argStorage;
+  return p;
+}
+
+void CudaExecutor::buildGraph(CachedPlan &cp) {
+  cudaCheck(cudaGraphCreate(&cp.graph, 0), "cudaGraphCreate");
+  cp.nodes.assign(cp.kernels.size(), nullptr);
+  for (size_t i = 0; i < cp.kernels.size(); ++i) {
+    void *arg = nullptr;
+    void *args[1] = {nullptr};
+    cudaKernelNodeParams p = nodeParams(cp, i, &arg);
+    args[0] = &arg;
+    p.kernelParams = args;
+    // A chain: each kernel waits for the one before it.
+    cudaGraphNode_t dep = i ? cp.nodes[i - 1] : nullptr;
+    cudaCheck(cudaGraphAddKernelNode(&cp.nodes[i], cp.graph, i ? &dep : nullptr,
+                                     i ? 1 : 0, &p),
+              "cudaGraphAddKernelNode");
+  }
+  ++Stats::get().graphs_built;
+  cudaError_t err = cudaGraphInstantiate(&cp.exec, cp.graph, 0);
+  if (err != cudaSuccess) {
+    // Run kernel by kernel instead, and say so in the stats.
+    cudaGetLastError();
+    cp.eager = true;
+    cp.exec = nullptr;
+    ++Stats::get().graph_fallbacks;
+    return;
+  }
+  ++Stats::get().graph_instantiations;
+}
+
+void CudaExecutor::updateLaunches(CachedPlan &cp,
+                                  llvm::ArrayRef<LaunchConfig> launches) {
+  for (size_t i = 0; i < launches.size(); ++i) {
+    if (cp.launches[i] == launches[i])
+      continue;
+    cp.launches[i] = launches[i];
+    if (cp.eager)
+      continue;
+    void *arg = nullptr;
+    void *args[1];
+    cudaKernelNodeParams p = nodeParams(cp, i, &arg);
+    args[0] = &arg;
+    p.kernelParams = args;
+    cudaCheck(cudaGraphExecKernelNodeSetParams(cp.exec, cp.nodes[i], &p),
+              "cudaGraphExecKernelNodeSetParams");
+    ++Stats::get().graph_updates;
+  }
+}
+
+void CudaExecutor::upload(CachedPlan &cp, const llvm::SmallVectorImpl<char> &block) {
+  // Replays are ordered on one stream, so the device block still holds
+  // what the last replay of this plan used: skip an identical upload.
+  if (cp.lastUploaded.size() == block.size() &&
+      std::memcmp(cp.lastUploaded.data(), block.data(), block.size()) == 0)
+    return;
+  ParamSlot &slot = slots_[nextSlot_];
+  nextSlot_ = (nextSlot_ + 1) % kParamSlots;
+  if (cudaEventQuery(slot.copied) == cudaErrorNotReady)
+    device_->wait(slot.copied);
+  if (slot.capacity < block.size()) {
+    if (slot.host)
+      cudaFreeHost(slot.host);
+    slot.capacity = std::max<size_t>(alignUp(block.size(), 4096), 4096);
+    cudaCheck(cudaHostAlloc(&slot.host, slot.capacity, cudaHostAllocDefault),
+              "cudaHostAlloc");
+  }
+  std::memcpy(slot.host, block.data(), block.size());
+  cudaStream_t stream = device_->stream();
+  cudaCheck(cudaMemcpyAsync(cp.params->data(), slot.host, block.size(),
+                            cudaMemcpyHostToDevice, stream),
+            "cudaMemcpyAsync");
+  cudaCheck(cudaEventRecord(slot.copied, stream), "cudaEventRecord");
+  cp.lastUploaded.assign(block.begin(), block.end());
+}
+
+void CudaExecutor::launch(CachedPlan &cp) {
+  cudaStream_t stream = device_->stream();
+  if (!cp.eager) {
+    cudaCheck(cudaGraphLaunch(cp.exec, stream), "cudaGraphLaunch");
+    ++Stats::get().graph_replays;
+  } else {
+    for (size_t i = 0; i < cp.kernels.size(); ++i) {
+      void *arg = static_cast<char *>(cp.params->data()) + cp.paramOffsets[i];
+      void *args[1] = {&arg};
+      const LaunchConfig &lc = cp.launches[i];
+      cudaCheck(cudaLaunchKernel(cp.kernels[i]->function(), dim3(lc.grid),
+                                 dim3(lc.block), args, lc.sharedBytes, stream),
+                "cudaLaunchKernel");
+    }
+  }
+  Stats::get().kernels_launched += cp.kernels.size();
+}
+
+void CudaExecutor::run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) {
+  const DeviceModel &model = device_->model();
+  llvm::SmallVector<uint64_t, 8> keys;
+  llvm::SmallVector<LaunchConfig, 8> launches;
+  llvm::SmallVector<uint32_t, 8> active;
+  for (uint32_t i = 0; i < plan.kernels.size(); ++i) {
+    LaunchConfig lc = launchConfig(plan.kernels[i], model);
+    if (lc.grid == 0)
+      continue; // nothing to compute (an empty domain)
+    keys.push_back(kernelKey(plan.kernels[i], model));
+    launches.push_back(lc);
+    active.push_back(i);
+  }
+  if (active.empty())
+    return;
+  bool hit = false;
+  CachedPlan &cp = lookup(plan, keys, launches, active, hit);
+  if (!hit) {
+    for (size_t i = 0; i < active.size(); ++i)
+      cp.kernels.push_back(&loader_.get(plan.kernels[active[i]], keys[i], model));
+    cp.planIndex.assign(active.begin(), active.end());
+    cp.launches.assign(launches.begin(), launches.end());
+  }
+  if (hit)
+    updateLaunches(cp, launches);
+
+  llvm::SmallVector<size_t, 8> tempOffsets;
+  layoutArena(cp, plan, tempOffsets);
+  llvm::SmallVector<void *, 8> pointers(plan.buffers.size(), nullptr);
+  for (size_t b = 0; b < plan.buffers.size(); ++b) {
+    if (plan.buffers[b].role == PlanBuffer::Role::Temp)
+      pointers[b] = static_cast<char *>(cp.arena->data()) + tempOffsets[b];
+    else if (buffers[b])
+      pointers[b] = buffers[b]->data();
+  }
+  llvm::SmallVector<char, 1024> block;
+  cp.paramOffsets.resize(cp.kernels.size());
+  for (size_t i = 0; i < cp.kernels.size(); ++i) {
+    block.resize(alignUp(block.size(), kParamAlignment));
+    cp.paramOffsets[i] = block.size();
+    void *scratch = static_cast<char *>(cp.arena->data()) + cp.scratch[i].first;
+    packParams(plan.kernels[cp.planIndex[i]], cp.launches[i], pointers, scratch,
+               device_->errorWord(), block);
+  }
+  if (!cp.params || cp.paramBytes < block.size()) {
+    cp.params = device_->pool().allocate(std::max<size_t>(block.size(), 16));
+    cp.paramBytes = block.size();
+    cp.lastUploaded.clear();
+    if (cp.exec) {
+      // The nodes point into the old block: rebuild them.
+      cudaGraphExecDestroy(cp.exec);
+      cudaGraphDestroy(cp.graph);
+      cp.exec = nullptr;
+      cp.graph = nullptr;
+    }
+  }
+  if (!cp.exec && !cp.eager)
+    buildGraph(cp);
+  upload(cp, block);
+  launch(cp);
+}
+
+} // namespace
+
+Executor *openCudaExecutor(std::string &whyNot) {
+  CudaDevice *device = CudaDevice::open(whyNot);
+  if (!device)
+    return nullptr;
+  return new CudaExecutor(device);
+}
+
+} // namespace cumo

@@ -1,0 +1,37 @@
+// Generated kernels, loaded once per process: by structural key, the
+// source is generated, compiled (NVRTC, with its memory and disk caches)
+// and loaded through the runtime's library API (cudaLibraryLoadData), so
+// nothing links the driver library.
+#pragma once
+
+#include "core/device.h"
+#include "fusion/plan.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+namespace cumo {
+
+struct LoadedKernel {
+  uint64_t key = 0;
+  std::string entry;
+  cudaLibrary_t library = nullptr;
+  cudaKernel_t kernel = nullptr;
+  /// The function to launch or put in a graph node.
+  void *function() const { return reinterpret_cast<void *>(kernel); }
+};
+
+class KernelLoader {
+public:
+  /// The loaded kernel for `k`'s structure (key from kernelKey).
+  const LoadedKernel &get(const Kernel &k, uint64_t key, const DeviceModel &model);
+  size_t size() const { return kernels_.size(); }
+
+private:
+  std::unordered_map<uint64_t, LoadedKernel> kernels_;
+};
+
+} // namespace cumo

@@ -1,0 +1,216 @@
+#include "graph/engine.h"
+
+#include "core/error.h"
+#include "core/host_hooks.h"
+#include "core/pending.h"
+#include "core/release_queue.h"
+#include "core/stats.h"
+#include "fusion/lower.h"
+#include "fusion/schedule.h"
+#include "graph/stored_set.h"
+
+#ifdef CUMO_HAVE_CUDA
+#include "graph/cuda/open_cuda_executor.h"
+#endif
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace cumo {
+
+namespace {
+
+StoredSets &storedSets() {
+  static StoredSets sets;
+  return sets;
+}
+
+std::string lowercase(const char *s) {
+  std::string out(s ? s : "");
+  for (char &c : out)
+    c = char(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+/// Copies what `layout` addresses out of `host` (the buffer's elements
+/// from `lo` on) into `dst`, densely in row-major order.
+void gather(const char *host, int64_t lo, const Layout &layout, size_t size,
+            char *dst) {
+  int64_t n = layout.size();
+  int64_t rank = layout.ndim();
+  llvm::SmallVector<int64_t, 4> c(rank, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = layout.offset - lo;
+    for (int64_t d = 0; d < rank; ++d)
+      off += c[d] * layout.strides[d];
+    std::memcpy(dst + i * size, host + off * size, size);
+    for (int64_t d = rank; d-- > 0;) {
+      if (++c[d] < layout.shape[d])
+        break;
+      c[d] = 0;
+    }
+  }
+}
+
+struct FlushGuard {
+  bool &flag;
+  explicit FlushGuard(bool &f) : flag(f) { flag = true; }
+  ~FlushGuard() { flag = false; }
+};
+
+} // namespace
+
+Engine &Engine::get() {
+  static Engine *engine = new Engine(); // outlives every buffer
+  return *engine;
+}
+
+Engine::Engine() {
+  std::string want = lowercase(std::getenv("CUMO_DEVICE"));
+  if (want != "cpu") {
+#ifdef CUMO_HAVE_CUDA
+    executor_ = openCudaExecutor(noGpuReason_);
+#else
+    noGpuReason_ = "this build has no CUDA executor";
+#endif
+    if (executor_)
+      gpu_ = true;
+    else if (want == "cuda")
+      throw Error(ErrorKind::Cuda, "[Cumo] CUMO_DEVICE=cuda, but " + noGpuReason_);
+  } else {
+    noGpuReason_ = "CUMO_DEVICE=cpu";
+  }
+  if (!executor_)
+    executor_ = cpuExecutor();
+  setCurrentDevice(&executor_->device());
+  // Before the pool grows, and on out of memory, let the GC return the
+  // buffers of wrappers nobody holds any more.
+  device().pool().setPressureCallback([] {
+    if (HostHooks::get().collectGarbage)
+      HostHooks::get().collectGarbage();
+  });
+  PendingList::get().setFlushHook([this] {
+    ++Stats::get().budget_flushes;
+    flush();
+  });
+}
+
+void Engine::releaseDead() {
+  if (!ReleaseQueue::get().empty())
+    ReleaseQueue::get().drain();
+}
+
+Plan Engine::buildPlan(llvm::ArrayRef<NodeRef> roots, bool forExplain) {
+  llvm::SmallVector<NodeRef, 64> nodes;
+  collectPending(roots, nodes);
+  llvm::BitVector stored(nodes.size());
+  llvm::DenseMap<const Node *, uint32_t> pos;
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    pos[nodes[i].get()] = i;
+    if (nodes[i]->isWrapped())
+      stored.set(i);
+  }
+  if (forExplain) {
+    for (const NodeRef &r : roots)
+      if (pos.count(r.get()))
+        stored.set(pos[r.get()]);
+  } else {
+    storedSets().settle(nodes, stored);
+  }
+  Schedule s = schedule(nodes, [&](const Node *n) {
+    auto it = pos.find(n);
+    return it != pos.end() && stored.test(it->second);
+  });
+  return lower(s);
+}
+
+void Engine::flush() {
+  if (flushing_)
+    return;
+  FlushGuard guard(flushing_);
+  releaseDead();
+  PendingList &pending = PendingList::get();
+  if (pending.empty())
+    return;
+  llvm::SmallVector<NodeRef, 64> roots;
+  pending.collect(roots);
+  Plan plan = buildPlan(roots, /*forExplain=*/false);
+  llvm::SmallVector<Ref<Buffer>, 8> buffers(plan.buffers.size());
+  MemoryPool &pool = device().pool();
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const PlanBuffer &b = plan.buffers[i];
+    if (b.role == PlanBuffer::Role::Input)
+      buffers[i] = b.node->buffer();
+    else if (b.role == PlanBuffer::Role::Output)
+      buffers[i] = pool.allocate(size_t(b.elements) * sizeOf(b.dtype));
+  }
+  if (!checkDivision_)
+    for (const NodeRef &n : plan.nodes)
+      if ((n->op() == OpKind::Div || n->op() == OpKind::Mod) &&
+          isInteger(n->dtype())) {
+        checkDivision_ = true;
+        divisionOp_ = std::string(opName(n->op()));
+        divisionAt_ = n->hasExtra() ? n->extra().recordedAt : "";
+        break;
+      }
+  if (!plan.empty())
+    executor_->run(plan, buffers);
+  for (size_t i = 0; i < plan.storedNodes.size(); ++i) {
+    Node *n = plan.storedNodes[i].get();
+    n->materialize(buffers[plan.storedBuffers[i]], Layout::contiguous(n->shape()));
+  }
+  pending.clearAfterFlush();
+  ++Stats::get().plans_run;
+}
+
+void Engine::raiseDeviceErrors() {
+  if (!checkDivision_)
+    return;
+  checkDivision_ = false;
+  uint32_t word = device().takeErrorWord();
+  if (word & kErrorDivisionByZero)
+    opError(ErrorKind::ZeroDivision, divisionOp_,
+            "divided by zero (error in NArray operation" +
+                (divisionAt_.empty() ? std::string(")")
+                                     : ", recorded at " + divisionAt_ + ")"));
+}
+
+void Engine::sync() {
+  flush();
+  device().synchronize();
+  ++Stats::get().host_syncs;
+  raiseDeviceErrors();
+}
+
+Plan Engine::explain(llvm::ArrayRef<NodeRef> roots) {
+  releaseDead();
+  return buildPlan(roots, /*forExplain=*/true);
+}
+
+void Engine::read(const ArrayHandle &h, void *dst) {
+  flush();
+  NodeRef v = h.value();
+  if (!v->isMaterialized())
+    throw Error(ErrorKind::Internal, "[read] a value still pending after a flush");
+  const Layout &l = v->layout();
+  size_t size = sizeOf(v->dtype());
+  ++Stats::get().host_syncs;
+  if (l.size() == 0) {
+    raiseDeviceErrors();
+    return;
+  }
+  auto [lo, hi] = l.extent();
+  if (l.isContiguous() && hi - lo == l.size()) {
+    device().download(*v->buffer(), size_t(lo) * size, size_t(hi - lo) * size, dst);
+  } else {
+    std::vector<char> host(size_t(hi - lo) * size);
+    device().download(*v->buffer(), size_t(lo) * size, host.size(), host.data());
+    gather(host.data(), lo, l, size, static_cast<char *>(dst));
+  }
+  raiseDeviceErrors();
+}
+
+} // namespace cumo

@@ -1,0 +1,60 @@
+// The runtime's front: force points and flushes. A flush takes every
+// pending node, decides which must be stored (wrapped nodes), runs fusion
+// and hands the plan to the executor; then the stored nodes are
+// materialized and drop their inputs.
+#pragma once
+
+#include "core/array.h"
+#include "fusion/plan.h"
+#include "graph/executor.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <string>
+
+namespace cumo {
+
+class Engine {
+public:
+  /// The engine, started on first use: the CUDA executor when a GPU is
+  /// present (or CUMO_DEVICE=cuda), else the CPU one (CUMO_DEVICE=cpu
+  /// forces it).
+  static Engine &get();
+
+  Executor &executor() { return *executor_; }
+  Device &device() { return executor_->device(); }
+  bool gpu() const { return gpu_; }
+  /// Why there is no GPU executor, when there is none.
+  const std::string &noGpuReason() const { return noGpuReason_; }
+
+  /// Computes everything pending.
+  void flush();
+  /// flush, then waits for the device.
+  void sync();
+  /// The plan a flush of `roots` would run now, without running anything.
+  Plan explain(llvm::ArrayRef<NodeRef> roots);
+
+  /// Reads what `h` sees into `dst`, densely in row-major order.
+  void read(const ArrayHandle &h, void *dst);
+
+  /// Releases handles the GC queued; call at safe points.
+  void releaseDead();
+
+private:
+  Engine();
+  Plan buildPlan(llvm::ArrayRef<NodeRef> nodes, bool forExplain);
+
+  /// Raises what a kernel flagged in the error word since the last check.
+  void raiseDeviceErrors();
+
+  Executor *executor_ = nullptr;
+  /// Integer divisions run since the error word was last read: the op and
+  /// the line that recorded the first of them.
+  bool checkDivision_ = false;
+  std::string divisionOp_, divisionAt_;
+  bool gpu_ = false;
+  std::string noGpuReason_;
+  bool flushing_ = false;
+};
+
+} // namespace cumo

@@ -1,0 +1,13 @@
+# frozen_string_literal: true
+
+# Cumo: a lazy GPU array library with Numo's API. The extension records
+# every operation in an expression DAG and runs it, fused, when a value is
+# read. See README.md.
+require "cumo_ext"
+
+module Cumo
+  VERSION = "0.1.0"
+
+  # Numo's spellings of the class aliases.
+  Int = Int32 unless const_defined?(:Int)
+end

@@ -1,0 +1,105 @@
+#include "ops/elementwise.h"
+
+#include "core/error.h"
+#include "core/host_hooks.h"
+#include "ops/record.h"
+
+#include <string>
+
+namespace cumo {
+
+namespace {
+
+std::string className(DType t) { return "Cumo::" + std::string(nameOf(t)); }
+
+Shape resultShape(OpKind op, const Operand &a, const Operand &b) {
+  auto s = broadcastShapes(a.shape(), b.shape());
+  if (!s)
+    opError(ErrorKind::Shape, opName(op),
+            "shapes " + shapeToString(a.shape()) + " and " +
+                shapeToString(b.shape()) + " do not broadcast");
+  return *s;
+}
+
+void checkTypes(OpKind op, DType t) {
+  if (t == DType::Bit && opCategory(op) == OpCategory::Binary)
+    opError(ErrorKind::Type, opName(op),
+            "Cumo::Bit has no arithmetic; cast it to a numeric class first");
+}
+
+/// The dtype both operands of a binary op meet at: the result's, or for a
+/// comparison the one it compares in.
+DType commonType(const Operand &a, const Operand &b) {
+  DType common;
+  if (a.isArray() && b.isArray())
+    common = promote(a.array->dtype(), b.array->dtype());
+  else if (a.isArray())
+    common = promoteWithScalar(a.array->dtype(), b.scalar.scalarKind());
+  else if (b.isArray())
+    common = promoteWithScalar(b.array->dtype(), a.scalar.scalarKind());
+  else
+    common = promote(dtypeOfScalar(a.scalar.scalarKind()),
+                     dtypeOfScalar(b.scalar.scalarKind()));
+  return common;
+}
+
+} // namespace
+
+DType binaryResultType(OpKind op, const Operand &a, const Operand &b) {
+  return opCategory(op) == OpCategory::Compare ? DType::Bit : commonType(a, b);
+}
+
+NodeRef operandNode(const Operand &x, DType dtype) {
+  if (!x.isArray())
+    return scalarNode(dtype, x.scalar);
+  return castNode(x.array->value(), dtype);
+}
+
+NodeRef binaryOp(OpKind op, const Operand &a, const Operand &b) {
+  DType common = commonType(a, b);
+  checkTypes(op, common);
+  Shape shape = resultShape(op, a, b);
+  DType out = opCategory(op) == OpCategory::Compare ? DType::Bit : common;
+  NodeRef na = operandNode(a, common);
+  NodeRef nb = operandNode(b, common);
+  NodeRef n = record(op, out, shape, {na, nb});
+  if ((op == OpKind::Div || op == OpKind::Mod) && isInteger(common) &&
+      HostHooks::get().sourceLocation)
+    n->extra().recordedAt = HostHooks::get().sourceLocation();
+  return n;
+}
+
+NodeRef unaryOp(OpKind op, const ArrayHandle &a) {
+  DType t = a.dtype();
+  switch (op) {
+  case OpKind::Neg:
+  case OpKind::Abs:
+    if (t == DType::Bit)
+      opError(ErrorKind::Type, opName(op), "not defined for Cumo::Bit");
+    break;
+  case OpKind::Sqrt:
+  case OpKind::Exp:
+  case OpKind::Log:
+    if (!isFloat(t))
+      opError(ErrorKind::Type, opName(op),
+              "needs a float class, not " + className(t));
+    break;
+  default:
+    break;
+  }
+  return record(op, t, a.shape(), {a.value()});
+}
+
+NodeRef castTo(const ArrayHandle &a, DType dtype) {
+  NodeRef v = a.value();
+  if (v->dtype() == dtype)
+    return record(OpKind::Copy, dtype, v->shape(), {v});
+  return record(OpKind::Cast, dtype, v->shape(), {v});
+}
+
+NodeRef copyOf(const ArrayHandle &a) {
+  NodeRef v = a.value();
+  return record(OpKind::Copy, v->dtype(), v->shape(), {v});
+}
+
+} // namespace cumo

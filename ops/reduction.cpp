@@ -1,0 +1,81 @@
+#include "ops/reduction.h"
+
+#include "core/error.h"
+#include "ops/elementwise.h"
+#include "ops/record.h"
+
+#include <algorithm>
+#include <string>
+
+namespace cumo {
+
+DType reductionResultType(OpKind op, DType t) {
+  switch (op) {
+  case OpKind::Max:
+  case OpKind::Min:
+    return t;
+  case OpKind::Mean:
+    return isFloat(t) ? t : DType::DFloat;
+  default:
+    return isFloat(t) ? t : accumulatorOf(t);
+  }
+}
+
+NodeRef reduceOp(OpKind op, const ArrayHandle &a, llvm::ArrayRef<int64_t> axes,
+                 bool keepdims) {
+  int64_t ndim = a.ndim();
+  llvm::SmallVector<int64_t, 4> norm;
+  if (axes.empty()) {
+    for (int64_t d = 0; d < ndim; ++d)
+      norm.push_back(d);
+  } else {
+    for (int64_t ax : axes) {
+      int64_t d = ax < 0 ? ax + ndim : ax;
+      if (d < 0 || d >= ndim)
+        opError(ErrorKind::Dimension, opName(op),
+                "axis " + std::to_string(ax) + " is out of range for an array of " +
+                    std::to_string(ndim) + " axes");
+      if (llvm::is_contained(norm, d))
+        opError(ErrorKind::Argument, opName(op),
+                "axis " + std::to_string(ax) + " given twice");
+      norm.push_back(d);
+    }
+    std::sort(norm.begin(), norm.end());
+  }
+  if (a.size() == 0)
+    opError(ErrorKind::Shape, opName(op), "cannot reduce empty NArray");
+  if (a.dtype() == DType::Bit && op != OpKind::Sum && op != OpKind::Mean &&
+      op != OpKind::Max && op != OpKind::Min)
+    opError(ErrorKind::Type, opName(op), "not defined for Cumo::Bit");
+  Shape out;
+  for (int64_t d = 0; d < ndim; ++d) {
+    if (llvm::is_contained(norm, d)) {
+      if (keepdims)
+        out.push_back(1);
+    } else {
+      out.push_back(a.shape()[d]);
+    }
+  }
+  NodeRef n = record(op, reductionResultType(op, a.dtype()), out, {a.value()});
+  n->extra().axes.assign(norm.begin(), norm.end());
+  n->extra().keepdims = keepdims;
+  return n;
+}
+
+NodeRef dotOp(const ArrayHandle &a, const ArrayHandle &b) {
+  if (a.ndim() != 1 || b.ndim() != 1)
+    opError(ErrorKind::NotImplemented, "dot",
+            "only 1-D operands for now, not " + shapeToString(a.shape()) +
+                " and " + shapeToString(b.shape()));
+  if (a.shape()[0] != b.shape()[0])
+    opError(ErrorKind::Shape, "dot",
+            "lengths " + std::to_string(a.shape()[0]) + " and " +
+                std::to_string(b.shape()[0]) + " differ");
+  NodeRef prod = binaryOp(OpKind::Mul, Operand::of(a), Operand::of(b));
+  DType t = prod->dtype();
+  NodeRef n = record(OpKind::Sum, reductionResultType(OpKind::Sum, t), {}, {prod});
+  n->extra().axes.push_back(0);
+  return n;
+}
+
+} // namespace cumo

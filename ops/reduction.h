@@ -1,0 +1,22 @@
+// Reductions: sum, prod, max, min, mean over some axes (all by default),
+// answering a 0-dim array when everything is reduced; and the 1-D dot.
+#pragma once
+
+#include "core/array.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+namespace cumo {
+
+/// The class a reduction answers for an input of class `t`.
+DType reductionResultType(OpKind op, DType t);
+
+/// `op` over `axes` of `a` (empty: every axis; negative axes count from
+/// the end). With `keepdims` the reduced axes stay with length one.
+NodeRef reduceOp(OpKind op, const ArrayHandle &a, llvm::ArrayRef<int64_t> axes,
+                 bool keepdims);
+
+/// The inner product of two 1-D arrays, as a 0-dim array.
+NodeRef dotOp(const ArrayHandle &a, const ArrayHandle &b);
+
+} // namespace cumo

@@ -1,0 +1,251 @@
+#include "ruby/convert.h"
+
+#include <cstring>
+
+namespace cumo::rb {
+
+bool isRubyScalar(VALUE v) {
+  return RB_INTEGER_TYPE_P(v) || RB_FLOAT_TYPE_P(v) || v == Qtrue || v == Qfalse;
+}
+
+Scalar scalarFrom(VALUE v, const char *op) {
+  if (RB_FLOAT_TYPE_P(v))
+    return Scalar::ofFloat(RFLOAT_VALUE(v));
+  if (RB_INTEGER_TYPE_P(v)) {
+    // Integers past 64 bits wrap as a C conversion would.
+    if (RB_TYPE_P(v, T_BIGNUM)) {
+      VALUE masked = rb_funcall(v, '&', 1, ULL2NUM(~0ULL));
+      return Scalar::ofInt(int64_t(NUM2ULL(masked)));
+    }
+    return Scalar::ofInt(NUM2LL(v));
+  }
+  if (v == Qtrue)
+    return Scalar::ofInt(1);
+  if (v == Qfalse)
+    return Scalar::ofInt(0);
+  if (NIL_P(v))
+    return Scalar::ofFloat(std::nan(""));
+  rb_raise(rb_eTypeError, "[%s] expected a number, not %" PRIsVALUE, op,
+           rb_obj_class(v));
+}
+
+Shape shapeFromArgs(int argc, const VALUE *argv, const char *op) {
+  Shape shape;
+  const VALUE *items = argv;
+  long n = argc;
+  if (argc == 1 && RB_TYPE_P(argv[0], T_ARRAY)) {
+    items = RARRAY_CONST_PTR(argv[0]);
+    n = RARRAY_LEN(argv[0]);
+  }
+  for (long i = 0; i < n; ++i) {
+    if (!RB_INTEGER_TYPE_P(items[i]) && !RB_FLOAT_TYPE_P(items[i]))
+      rb_raise(rb_eTypeError, "[%s] a shape takes Integers, not %" PRIsVALUE, op,
+               rb_obj_class(items[i]));
+    long long d = NUM2LL(items[i]);
+    if (d < 0)
+      rb_raise(rb_eArgError, "[%s] size must be non-negative, not %lld", op, d);
+    shape.push_back(d);
+  }
+  return shape;
+}
+
+namespace {
+
+ID idBegin, idEnd, idStep, idExcludeEnd;
+VALUE cArithSeq = Qnil;
+
+IndexItem rangeItem(VALUE range, long step, const char *op) {
+  IndexItem it;
+  it.kind = IndexItem::Kind::Range;
+  VALUE b = rb_funcall(range, idBegin, 0);
+  VALUE e = rb_funcall(range, idEnd, 0);
+  it.hasBegin = !NIL_P(b);
+  it.hasEnd = !NIL_P(e);
+  if (it.hasBegin)
+    it.begin = NUM2LL(rb_Integer(b));
+  if (it.hasEnd)
+    it.end = NUM2LL(rb_Integer(e));
+  it.exclusive = RTEST(rb_funcall(range, idExcludeEnd, 0));
+  it.step = step;
+  return it;
+}
+
+IndexItem indexItemFrom(VALUE v, const char *op) {
+  if (RB_INTEGER_TYPE_P(v) || RB_FLOAT_TYPE_P(v))
+    return IndexItem::integer(NUM2LL(rb_Integer(RB_FLOAT_TYPE_P(v) ? rb_funcall(v, rb_intern("to_i"), 0) : v)));
+  if (v == Qtrue || NIL_P(v))
+    return IndexItem::all();
+  if (v == Qfalse) {
+    IndexItem it;
+    it.kind = IndexItem::Kind::Rest;
+    return it;
+  }
+  if (RB_TYPE_P(v, T_SYMBOL)) {
+    std::string s = rb_id2name(SYM2ID(v));
+    IndexItem it;
+    if (s == "new" || s == "-") {
+      it.kind = IndexItem::Kind::NewAxis;
+      return it;
+    }
+    if (s == "rest" || s == "~") {
+      it.kind = IndexItem::Kind::Rest;
+      return it;
+    }
+    if (s == "*" || s == "all")
+      return IndexItem::all();
+    if (s == "reverse") {
+      it.kind = IndexItem::Kind::Range;
+      it.step = -1;
+      return it;
+    }
+    rb_raise(rb_eIndexError, "[%s] invalid symbol for index: :%s", op, s.c_str());
+  }
+  if (rb_obj_is_kind_of(v, rb_cRange))
+    return rangeItem(v, 1, op);
+  if (!NIL_P(cArithSeq) && rb_obj_is_kind_of(v, cArithSeq)) {
+    long step = NUM2LONG(rb_funcall(v, idStep, 0));
+    return rangeItem(v, step, op);
+  }
+  if (RB_TYPE_P(v, T_ARRAY) || isNArray(v))
+    rb_raise(rb_eNotImpError,
+             "[%s] index arrays and masks are not supported yet", op);
+  rb_raise(rb_eIndexError, "[%s] not allowed type: %" PRIsVALUE, op,
+           rb_obj_class(v));
+}
+
+} // namespace
+
+std::vector<IndexItem> indexItemsFrom(int argc, const VALUE *argv, const char *op) {
+  std::vector<IndexItem> items;
+  items.reserve(size_t(argc));
+  for (int i = 0; i < argc; ++i)
+    items.push_back(indexItemFrom(argv[i], op));
+  return items;
+}
+
+VALUE elementToRuby(DType dtype, const void *p) {
+  return dispatchDType(dtype, [&]<DType D, class T>() -> VALUE {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    if constexpr (std::is_floating_point_v<T>)
+      return DBL2NUM(double(v));
+    else if constexpr (D == DType::Bit)
+      return INT2FIX(v ? 1 : 0);
+    else if constexpr (std::is_signed_v<T>)
+      return LL2NUM(int64_t(v));
+    else
+      return ULL2NUM(uint64_t(v));
+  });
+}
+
+namespace {
+VALUE toRubyRec(DType dtype, llvm::ArrayRef<int64_t> shape, const char *&p,
+                size_t size) {
+  if (shape.empty()) {
+    VALUE v = elementToRuby(dtype, p);
+    p += size;
+    return v;
+  }
+  VALUE ary = rb_ary_new_capa(long(shape[0]));
+  for (int64_t i = 0; i < shape[0]; ++i)
+    rb_ary_push(ary, toRubyRec(dtype, shape.drop_front(), p, size));
+  return ary;
+}
+} // namespace
+
+VALUE toRubyArray(DType dtype, llvm::ArrayRef<int64_t> shape, const char *data) {
+  const char *p = data;
+  return toRubyRec(dtype, shape, p, sizeOf(dtype));
+}
+
+namespace {
+
+// The shape of a nested Array: the longest length at each depth.
+void measure(VALUE v, size_t depth, Shape &shape) {
+  if (!RB_TYPE_P(v, T_ARRAY))
+    return;
+  long n = RARRAY_LEN(v);
+  if (shape.size() <= depth)
+    shape.push_back(0);
+  shape[depth] = std::max<int64_t>(shape[depth], n);
+  for (long i = 0; i < n; ++i)
+    measure(rb_ary_entry(v, i), depth + 1, shape);
+}
+
+void store(VALUE v, DType dtype, llvm::ArrayRef<int64_t> shape, char *dst,
+           const char *op) {
+  size_t size = sizeOf(dtype);
+  if (shape.empty()) {
+    if (RB_TYPE_P(v, T_ARRAY))
+      rb_raise(rb_eArgError, "[%s] the nesting of the Array is uneven", op);
+    Scalar s = scalarFrom(v, op);
+    dispatchDType(dtype, [&]<DType D, class T>() {
+      T x = D == DType::Bit ? T(s.asDouble() != 0) : s.as<T>();
+      std::memcpy(dst, &x, sizeof(T));
+    });
+    return;
+  }
+  int64_t stride = numElements(shape.drop_front()) * int64_t(size);
+  if (!RB_TYPE_P(v, T_ARRAY)) {
+    // A scalar where a row is expected: it is the row's first element.
+    store(v, dtype, shape.drop_front(), dst, op);
+    return;
+  }
+  long n = RARRAY_LEN(v);
+  for (long i = 0; i < n; ++i)
+    store(rb_ary_entry(v, i), dtype, shape.drop_front(), dst + i * stride, op);
+}
+
+} // namespace
+
+HostArray hostArrayFrom(VALUE ary, DType dtype, const char *op) {
+  HostArray h;
+  measure(ary, 0, h.shape);
+  h.bytes.assign(size_t(numElements(h.shape)) * sizeOf(dtype), 0);
+  store(ary, dtype, h.shape, h.bytes.data(), op);
+  return h;
+}
+
+namespace {
+void inferRec(VALUE v, int &rank) {
+  // NONE < Bit < Int32 < Int64 < DFloat
+  if (RB_TYPE_P(v, T_ARRAY)) {
+    long n = RARRAY_LEN(v);
+    for (long i = 0; i < n; ++i)
+      inferRec(rb_ary_entry(v, i), rank);
+    return;
+  }
+  if (v == Qtrue || v == Qfalse)
+    rank = std::max(rank, 1);
+  else if (RB_INTEGER_TYPE_P(v)) {
+    bool fits = FIXNUM_P(v) && FIX2LONG(v) >= INT32_MIN && FIX2LONG(v) <= INT32_MAX;
+    rank = std::max(rank, fits ? 2 : 3);
+  } else if (RB_FLOAT_TYPE_P(v))
+    rank = std::max(rank, 4);
+  else if (!NIL_P(v))
+    rb_raise(rb_eTypeError, "[NArray[]] cannot infer a class for %" PRIsVALUE,
+             rb_obj_class(v));
+}
+} // namespace
+
+DType inferDType(VALUE ary) {
+  int rank = 0;
+  inferRec(ary, rank);
+  switch (rank) {
+  case 1: return DType::Bit;
+  case 3: return DType::Int64;
+  case 4: return DType::DFloat;
+  default: return DType::Int32;
+  }
+}
+
+void initConversions() {
+  idBegin = rb_intern("begin");
+  idEnd = rb_intern("end");
+  idStep = rb_intern("step");
+  idExcludeEnd = rb_intern("exclude_end?");
+  cArithSeq = rb_const_get(rb_cEnumerator, rb_intern("ArithmeticSequence"));
+  rb_gc_register_address(&cArithSeq);
+}
+
+} // namespace cumo::rb

@@ -1,0 +1,43 @@
+// Ruby values in and out: numbers, shapes, index arguments, nested Arrays.
+#pragma once
+
+#include "core/scalar.h"
+#include "ops/indexing.h"
+#include "ruby/ruby_api.h"
+
+#include <vector>
+
+namespace cumo::rb {
+
+/// Whether `v` is a Ruby number an op takes as a scalar operand.
+bool isRubyScalar(VALUE v);
+/// A Ruby Integer, Float, true or false as a Scalar; TypeError naming `op`
+/// otherwise.
+Scalar scalarFrom(VALUE v, const char *op);
+
+/// A shape from `new(3, 5)` or `new([3, 5])`.
+Shape shapeFromArgs(int argc, const VALUE *argv, const char *op);
+
+/// The index items of `a[...]`.
+std::vector<IndexItem> indexItemsFrom(int argc, const VALUE *argv, const char *op);
+
+/// A Ruby value from one element.
+VALUE elementToRuby(DType dtype, const void *p);
+
+/// Nested Ruby Arrays from dense row-major elements (0-dim: the element).
+VALUE toRubyArray(DType dtype, llvm::ArrayRef<int64_t> shape, const char *data);
+
+/// Dense row-major elements of a nested Ruby Array, converted to `dtype`.
+/// Ragged rows are padded with zeros, as Numo pads them.
+struct HostArray {
+  Shape shape;
+  std::vector<char> bytes;
+};
+HostArray hostArrayFrom(VALUE ary, DType dtype, const char *op);
+
+/// The class Numo infers for a nested Array (Cumo::NArray[...]): Bit for
+/// true/false, Int32 for integers in its range, Int64 beyond, DFloat once
+/// a Float appears.
+DType inferDType(VALUE ary);
+
+} // namespace cumo::rb

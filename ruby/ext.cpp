@@ -1,0 +1,255 @@
+// The extension's entry point, its classes and error classes, and the
+// wrapper that ties an ArrayHandle to a Ruby object's lifetime.
+#include "ruby/ruby_api.h"
+
+#include "core/host_hooks.h"
+#include "core/release_queue.h"
+#include "graph/engine.h"
+
+#include <ruby/thread.h>
+
+#include <atomic>
+#include <mutex>
+
+namespace cumo::rb {
+
+VALUE mCumo, cNArray, cPlan, cScalarOperand, mCUDA, cMemoryPool;
+VALUE eShapeError, eDimensionError, eCastError, eOperationError, eValueError,
+    eCudaRuntimeError, eNvrtcError, eOutOfMemoryError;
+
+namespace {
+
+VALUE gClasses[kNumDTypes];
+
+// The device bytes each wrapper reported to the GC, returned when the
+// handle is released at a safe point (never inside the GC itself).
+std::atomic<int64_t> gUnreported{0};
+
+struct Wrapper {
+  ArrayHandle *handle;
+  size_t reported;
+};
+
+void wrapperFree(void *p) {
+  auto *w = static_cast<Wrapper *>(p);
+  // Runs inside the GC: only queue. The node and its buffer are released
+  // at the next safe point (ReleaseQueue), and nothing here calls CUDA.
+  if (w->handle)
+    ReleaseQueue::get().push(w->handle);
+  gUnreported += int64_t(w->reported);
+  ruby_xfree(w);
+}
+
+size_t wrapperSize(const void *p) {
+  const auto *w = static_cast<const Wrapper *>(p);
+  return sizeof(Wrapper) + w->reported;
+}
+
+const rb_data_type_t kWrapperType = {
+    "Cumo::NArray",
+    {nullptr, wrapperFree, wrapperSize, nullptr},
+    nullptr,
+    nullptr,
+    RUBY_TYPED_FREE_IMMEDIATELY,
+};
+
+std::mutex gEngineMutex;
+
+void *lockWithoutGvl(void *) {
+  gEngineMutex.lock();
+  return nullptr;
+}
+
+} // namespace
+
+void lockEngine() {
+  // Fast path; otherwise wait with the GVL released, so that a thread
+  // holding the engine while it waits for the device can get the GVL back.
+  if (gEngineMutex.try_lock())
+    return;
+  rb_thread_call_without_gvl(lockWithoutGvl, nullptr, RUBY_UBF_IO, nullptr);
+}
+
+void unlockEngine() { gEngineMutex.unlock(); }
+
+void ensureEngine() { Engine::get(); }
+
+VALUE classOf(DType t) { return gClasses[int(t)]; }
+
+bool dtypeOfClass(VALUE klass, DType *out) {
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (gClasses[i] == klass) {
+      *out = DType(i);
+      return true;
+    }
+  return false;
+}
+
+bool isNArray(VALUE obj) { return rb_typeddata_is_kind_of(obj, &kWrapperType); }
+
+ArrayHandle &handleOf(VALUE obj, const char *op) {
+  if (!isNArray(obj))
+    rb_raise(rb_eTypeError, "[%s] expected Cumo::NArray, not %" PRIsVALUE, op,
+             rb_obj_class(obj));
+  auto *w = static_cast<Wrapper *>(RTYPEDDATA_DATA(obj));
+  if (!w || !w->handle)
+    rb_raise(rb_eTypeError, "[%s] uninitialized Cumo::NArray", op);
+  return *w->handle;
+}
+
+void checkFrozen(VALUE self, const char *op) {
+  if (OBJ_FROZEN(self))
+    rb_frozen_error_raise(self, "[%s] can't modify frozen %" PRIsVALUE, op,
+                          rb_obj_class(self));
+}
+
+VALUE wrapHandle(ArrayHandle *h) {
+  // Allocate the Ruby object first: if that raises, the handle must not
+  // leak, so it is attached only once the object exists.
+  auto *w = ALLOC(Wrapper);
+  w->handle = nullptr;
+  w->reported = 0;
+  VALUE obj = TypedData_Wrap_Struct(classOf(h->dtype()), &kWrapperType, w);
+  w->handle = h;
+  // Report the device bytes a fresh storage will hold, so the GC runs in
+  // proportion to device memory.
+  if (h->storage().handles() == 1) {
+    w->reported = size_t(h->storage().size()) * sizeOf(h->dtype());
+    rb_gc_adjust_memory_usage(ssize_t(w->reported));
+  }
+  if (h->frozen)
+    rb_obj_freeze(obj);
+  return obj;
+}
+
+VALUE wrapNode(NodeRef n) {
+  ArrayHandle *h = nullptr;
+  {
+    lockEngine();
+    h = new ArrayHandle(std::move(n));
+    unlockEngine();
+  }
+  return wrapHandle(h);
+}
+
+void releaseDeadHandles() {
+  if (!ReleaseQueue::get().empty())
+    ReleaseQueue::get().drain();
+  int64_t bytes = gUnreported.exchange(0);
+  if (bytes)
+    rb_gc_adjust_memory_usage(-ssize_t(bytes));
+}
+
+void raiseError(ErrorKind kind, VALUE message) {
+  VALUE klass = rb_eRuntimeError;
+  switch (kind) {
+  case ErrorKind::Type: klass = rb_eTypeError; break;
+  case ErrorKind::Argument: klass = rb_eArgError; break;
+  case ErrorKind::Shape: klass = eShapeError; break;
+  case ErrorKind::Index: klass = rb_eIndexError; break;
+  case ErrorKind::Range: klass = rb_eRangeError; break;
+  case ErrorKind::Dimension: klass = eDimensionError; break;
+  case ErrorKind::Frozen: klass = rb_eFrozenError; break;
+  case ErrorKind::ZeroDivision: klass = rb_eZeroDivError; break;
+  case ErrorKind::NotImplemented: klass = rb_eNotImpError; break;
+  case ErrorKind::Cuda: klass = eCudaRuntimeError; break;
+  case ErrorKind::Nvrtc: klass = eNvrtcError; break;
+  case ErrorKind::OutOfMemory: klass = eOutOfMemoryError; break;
+  case ErrorKind::Internal: klass = rb_eRuntimeError; break;
+  }
+  rb_exc_raise(rb_exc_new_str(klass, message));
+}
+
+void initErrors() {
+  eCastError = rb_define_class_under(cNArray, "CastError", rb_eStandardError);
+  eShapeError = rb_define_class_under(cNArray, "ShapeError", rb_eStandardError);
+  eOperationError =
+      rb_define_class_under(cNArray, "OperationError", rb_eStandardError);
+  eDimensionError =
+      rb_define_class_under(cNArray, "DimensionError", rb_eStandardError);
+  eValueError = rb_define_class_under(cNArray, "ValueError", rb_eStandardError);
+  mCUDA = rb_define_module_under(mCumo, "CUDA");
+  eCudaRuntimeError =
+      rb_define_class_under(mCUDA, "RuntimeError", rb_eStandardError);
+  eNvrtcError = rb_define_class_under(mCUDA, "NVRTCError", rb_eStandardError);
+  eOutOfMemoryError =
+      rb_define_class_under(mCUDA, "OutOfMemoryError", eCudaRuntimeError);
+}
+
+void initNArrayClasses() {
+  cNArray = rb_define_class_under(mCumo, "NArray", rb_cObject);
+  rb_undef_alloc_func(cNArray);
+  for (int i = 0; i < kNumDTypes; ++i) {
+    const DTypeInfo &t = info(DType(i));
+    gClasses[i] = rb_define_class_under(mCumo, std::string(t.rubyName).c_str(),
+                                        cNArray);
+    rb_undef_alloc_func(gClasses[i]);
+  }
+  rb_define_const(mCumo, "Float64", classOf(DType::DFloat));
+  rb_define_const(mCumo, "Float32", classOf(DType::SFloat));
+}
+
+namespace {
+
+struct BlockingCall {
+  const std::function<void()> *wait;
+};
+
+void *runWait(void *p) {
+  (*static_cast<BlockingCall *>(p)->wait)();
+  return nullptr;
+}
+
+VALUE callerLocation(VALUE) {
+  VALUE locs = rb_funcall(rb_mKernel, rb_intern("caller_locations"), 2,
+                          INT2FIX(0), INT2FIX(32));
+  long n = RARRAY_LEN(locs);
+  for (long i = 0; i < n; ++i) {
+    VALUE loc = rb_ary_entry(locs, i);
+    VALUE path = rb_funcall(loc, rb_intern("path"), 0);
+    // The first frame outside this library is the user's line.
+    if (!RTEST(rb_funcall(path, rb_intern("include?"), 1,
+                          rb_str_new_cstr("/lib/cumo"))))
+      return rb_funcall(loc, rb_intern("to_s"), 0);
+  }
+  return rb_str_new_cstr("(unknown)");
+}
+
+} // namespace
+
+void initHostHooks() {
+  HostHooks &hooks = HostHooks::get();
+  hooks.collectGarbage = [] { rb_gc(); };
+  hooks.blockingRegion = [](const std::function<void()> &wait) {
+    BlockingCall call{&wait};
+    rb_thread_call_without_gvl(runWait, &call, RUBY_UBF_IO, nullptr);
+  };
+  hooks.sourceLocation = [] {
+    int state = 0;
+    VALUE s = rb_protect(callerLocation, Qnil, &state);
+    if (state) {
+      rb_set_errinfo(Qnil);
+      return std::string("(unknown)");
+    }
+    return std::string(StringValueCStr(s));
+  };
+  hooks.warn = [](const std::string &msg) {
+    rb_warn("%s", msg.c_str());
+  };
+}
+
+} // namespace cumo::rb
+
+extern "C" __attribute__((visibility("default"))) void Init_cumo_ext() {
+  using namespace cumo::rb;
+  mCumo = rb_define_module("Cumo");
+  initNArrayClasses();
+  initErrors();
+  initHostHooks();
+  initConversions();
+  initNArrayMethods();
+  initIndexing();
+  initReductions();
+  initPlan();
+  initCumoModule();
+}

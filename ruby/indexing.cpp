@@ -1,0 +1,183 @@
+// Indexing and layout methods: [], []=, aref_cpu, reshape, reshape!,
+// transpose, flatten.
+#include "ops/creation.h"
+#include "ops/elementwise.h"
+#include "ops/indexing.h"
+#include "ops/shape_ops.h"
+#include "ops/record.h"
+#include "ruby/compat.h"
+#include "ruby/convert.h"
+#include "ruby/ruby_api.h"
+
+namespace cumo::rb {
+
+namespace {
+
+/// A new handle onto what `items` select from `a` (a view of its storage,
+/// or of a copy when a flat index meets a strided view).
+ArrayHandle *indexHandle(ArrayHandle &a, const std::vector<IndexItem> &items,
+                         const char *op) {
+  bool needsCopy = false;
+  Layout l = indexLayout(a.layout(), items, op, &needsCopy);
+  if (!needsCopy)
+    return new ArrayHandle(a.storageRef(), std::move(l));
+  ArrayHandle copy(copyOf(a));
+  Layout flat = indexLayout(copy.layout(), items, op);
+  return new ArrayHandle(copy.storageRef(), std::move(flat));
+}
+
+/// What `self[*argv]` selects, as an NArray (errors name `op`).
+VALUE aref(int argc, VALUE *argv, VALUE self, const char *op) {
+  ArrayHandle &a = handleOf(self, op);
+  std::vector<IndexItem> items = indexItemsFrom(argc, argv, op);
+  ArrayHandle *h = guarded([&] { return indexHandle(a, items, op); });
+  return wrapHandle(h);
+}
+
+VALUE arefMethod(int argc, VALUE *argv, VALUE self) {
+  return compatResult(aref(argc, argv, self, "[]"));
+}
+
+VALUE arefCpuMethod(int argc, VALUE *argv, VALUE self) {
+  VALUE r = aref(argc, argv, self, "aref_cpu");
+  if (handleOf(r, "aref_cpu").ndim() == 0)
+    return rb_funcall(r, rb_intern("extract_cpu"), 0);
+  return r;
+}
+
+/// Shapes a Ruby Array value to `shape` the way Numo stores one: in nested
+/// order, missing elements zero, extra ones ignored (no broadcasting).
+HostArray shapedHostArray(VALUE ary, DType t, llvm::ArrayRef<int64_t> shape,
+                          const char *op) {
+  HostArray h;
+  h.shape = toShape(shape);
+  h.bytes.assign(size_t(numElements(shape)) * sizeOf(t), 0);
+  size_t size = sizeOf(t);
+  struct Rec {
+    static void fill(VALUE v, DType t, llvm::ArrayRef<int64_t> shape, char *dst,
+                     size_t size, const char *op) {
+      if (!RB_TYPE_P(v, T_ARRAY)) {
+        HostArray one = hostArrayFrom(rb_ary_new_from_args(1, v), t, op);
+        std::memcpy(dst, one.bytes.data(), size);
+        return;
+      }
+      if (shape.empty()) {
+        if (RARRAY_LEN(v) > 0)
+          fill(rb_ary_entry(v, 0), t, shape, dst, size, op);
+        return;
+      }
+      long n = std::min<long>(RARRAY_LEN(v), long(shape[0]));
+      int64_t stride = numElements(shape.drop_front()) * int64_t(size);
+      for (long i = 0; i < n; ++i)
+        fill(rb_ary_entry(v, i), t, shape.drop_front(), dst + i * stride, size, op);
+    }
+  };
+  Rec::fill(ary, t, shape, h.bytes.data(), size, op);
+  return h;
+}
+
+VALUE asetMethod(int argc, VALUE *argv, VALUE self) {
+  if (argc < 1)
+    rb_raise(rb_eArgError, "[[]=] needs a value");
+  checkFrozen(self, "[]=");
+  ArrayHandle &a = handleOf(self, "[]=");
+  VALUE value = argv[argc - 1];
+  std::vector<IndexItem> items = indexItemsFrom(argc - 1, argv, "[]=");
+  // The target's shape decides how a Ruby Array value is laid out.
+  Layout target = guarded([&] {
+    bool needsCopy = false;
+    Layout l = argc == 1 ? a.layout() : indexLayout(a.layout(), items, "[]=", &needsCopy);
+    if (needsCopy)
+      opError(ErrorKind::Index, "[]=", "a flat index into a strided view cannot be written");
+    return l;
+  });
+  DType t = a.dtype();
+  HostArray host;
+  bool fromArray = RB_TYPE_P(value, T_ARRAY);
+  if (fromArray)
+    host = shapedHostArray(value, t, target.shape, "[]=");
+  Scalar scalar;
+  bool fromScalar = !fromArray && !isNArray(value);
+  if (fromScalar)
+    scalar = scalarFrom(value, "[]=");
+  ArrayHandle *src = isNArray(value) ? &handleOf(value, "[]=") : nullptr;
+  guarded([&] {
+    releaseDeadHandles();
+    ArrayHandle view(a.storageRef(), target);
+    NodeRef v;
+    if (fromArray)
+      v = uploadNode(t, host.shape, host.bytes.data());
+    else if (fromScalar)
+      v = fillNode(t, target.shape, scalar);
+    else
+      v = castNode(broadcastNode(src->value(), target.shape, "[]="), t);
+    assignValue(view, std::move(v), "[]=");
+  });
+  return value;
+}
+
+VALUE reshapeMethod(int argc, VALUE *argv, VALUE self) {
+  ArrayHandle &a = handleOf(self, "reshape");
+  Shape want;
+  for (int i = 0; i < argc; ++i)
+    want.push_back(NIL_P(argv[i]) ? -1 : NUM2LL(argv[i]));
+  return wrapNode(guarded([&] {
+    Shape shape = resolveShape(want, a.size(), "reshape");
+    return reshapeNode(a, shape);
+  }));
+}
+
+VALUE reshapeBangMethod(int argc, VALUE *argv, VALUE self) {
+  ArrayHandle &a = handleOf(self, "reshape!");
+  checkFrozen(self, "reshape!");
+  Shape want;
+  for (int i = 0; i < argc; ++i)
+    want.push_back(NIL_P(argv[i]) ? -1 : NUM2LL(argv[i]));
+  guarded([&] {
+    Shape shape = resolveShape(want, a.size(), "reshape!");
+    if (!a.layout().isContiguous())
+      opError(ErrorKind::Shape, "reshape!", "a strided view cannot be reshaped in place; "
+                                            "reshape copies it");
+    a.reshapeInPlace(shape);
+  });
+  return self;
+}
+
+VALUE transposeMethod(int argc, VALUE *argv, VALUE self) {
+  ArrayHandle &a = handleOf(self, "transpose");
+  llvm::SmallVector<int64_t, 4> axes;
+  for (int i = 0; i < argc; ++i)
+    axes.push_back(NUM2LL(argv[i]));
+  ArrayHandle *h = guarded([&] {
+    return new ArrayHandle(a.storageRef(), transposeLayout(a.layout(), axes, "transpose"));
+  });
+  return wrapHandle(h);
+}
+
+VALUE flattenMethod(VALUE self) {
+  ArrayHandle &a = handleOf(self, "flatten");
+  ArrayHandle *h = guarded([&] {
+    if (a.layout().isContiguous()) {
+      auto *v = new ArrayHandle(a.storageRef(), a.layout());
+      v->reshapeInPlace({a.size()});
+      return v;
+    }
+    return new ArrayHandle(reshapeNode(a, {a.size()}));
+  });
+  return wrapHandle(h);
+}
+
+} // namespace
+
+void initIndexing() {
+  using Fn = VALUE (*)(ANYARGS);
+  rb_define_method(cNArray, "[]", Fn(arefMethod), -1);
+  rb_define_method(cNArray, "[]=", Fn(asetMethod), -1);
+  rb_define_method(cNArray, "aref_cpu", Fn(arefCpuMethod), -1);
+  rb_define_method(cNArray, "reshape", Fn(reshapeMethod), -1);
+  rb_define_method(cNArray, "reshape!", Fn(reshapeBangMethod), -1);
+  rb_define_method(cNArray, "transpose", Fn(transposeMethod), -1);
+  rb_define_method(cNArray, "flatten", Fn(flattenMethod), 0);
+}
+
+} // namespace cumo::rb

@@ -1,0 +1,135 @@
+// Reduction methods: sum, prod, max, min, mean (axes positional or axis:,
+// keepdims:), dot, count_true and count_false. A full reduction answers a
+// 0-dim array that stays on the device (a Ruby number in compatible mode).
+#include "ops/elementwise.h"
+#include "ops/reduction.h"
+#include "ruby/compat.h"
+#include "ruby/convert.h"
+#include "ruby/ruby_api.h"
+
+namespace cumo::rb {
+
+namespace {
+
+struct ReduceArgs {
+  llvm::SmallVector<int64_t, 4> axes;
+  bool keepdims = false;
+};
+
+void addAxes(VALUE v, ReduceArgs &args, const char *op) {
+  if (NIL_P(v))
+    return;
+  if (RB_TYPE_P(v, T_ARRAY)) {
+    for (long i = 0; i < RARRAY_LEN(v); ++i)
+      addAxes(rb_ary_entry(v, i), args, op);
+    return;
+  }
+  if (rb_obj_is_kind_of(v, rb_cRange)) {
+    addAxes(rb_funcall(v, rb_intern("to_a"), 0), args, op);
+    return;
+  }
+  if (!RB_INTEGER_TYPE_P(v))
+    rb_raise(rb_eTypeError, "[%s] an axis is an Integer, not %" PRIsVALUE, op,
+             rb_obj_class(v));
+  args.axes.push_back(NUM2LL(v));
+}
+
+ReduceArgs parseReduceArgs(int argc, VALUE *argv, const char *op) {
+  VALUE rest, opts;
+  rb_scan_args(argc, argv, "*:", &rest, &opts);
+  ReduceArgs args;
+  addAxes(rest, args, op);
+  if (!NIL_P(opts)) {
+    static ID ids[3];
+    if (!ids[0]) {
+      ids[0] = rb_intern("axis");
+      ids[1] = rb_intern("keepdims");
+      ids[2] = rb_intern("nan");
+    }
+    // Unknown keywords raise ArgumentError here, at the call, naming the op.
+    VALUE keys = rb_funcall(opts, rb_intern("keys"), 0);
+    for (long i = 0; i < RARRAY_LEN(keys); ++i) {
+      VALUE k = rb_ary_entry(keys, i);
+      if (!SYMBOL_P(k) || (SYM2ID(k) != ids[0] && SYM2ID(k) != ids[1] && SYM2ID(k) != ids[2]))
+        rb_raise(rb_eArgError, "[%s] unknown keyword: %" PRIsVALUE, op, rb_inspect(k));
+    }
+    VALUE vals[3];
+    rb_get_kwargs(opts, ids, 0, 3, vals);
+    if (vals[0] != Qundef)
+      addAxes(vals[0], args, op);
+    if (vals[1] != Qundef)
+      args.keepdims = RTEST(vals[1]);
+    if (vals[2] != Qundef && RTEST(vals[2]))
+      rb_raise(rb_eNotImpError, "[%s] nan: true is not supported yet", op);
+  }
+  return args;
+}
+
+template <OpKind Op> VALUE reduceMethod(int argc, VALUE *argv, VALUE self) {
+  const char *name = opName(Op).data();
+  ArrayHandle &a = handleOf(self, name);
+  if (a.dtype() == DType::Bit && Op != OpKind::Max && Op != OpKind::Min)
+    rb_raise(rb_eNoMethodError, "[%s] undefined for Cumo::Bit; use count_true", name);
+  ReduceArgs args = parseReduceArgs(argc, argv, name);
+  NodeRef n = guarded([&] {
+    releaseDeadHandles();
+    return reduceOp(Op, a, args.axes, args.keepdims);
+  });
+  return compatResult(wrapNode(std::move(n)));
+}
+
+VALUE dotMethod(VALUE self, VALUE other) {
+  ArrayHandle &a = handleOf(self, "dot");
+  ArrayHandle &b = handleOf(other, "dot");
+  NodeRef n = guarded([&] { return dotOp(a, b); });
+  return compatResult(wrapNode(std::move(n)));
+}
+
+VALUE countMethod(int argc, VALUE *argv, VALUE self, bool truth, const char *name) {
+  ArrayHandle &a = handleOf(self, name);
+  if (a.dtype() != DType::Bit)
+    rb_raise(rb_eNoMethodError, "[%s] defined for Cumo::Bit only", name);
+  ReduceArgs args = parseReduceArgs(argc, argv, name);
+  NodeRef n = guarded([&] {
+    releaseDeadHandles();
+    ArrayHandle ones(truth ? copyOf(a)
+                           : binaryOp(OpKind::Eq, Operand::of(a),
+                                      Operand::of(Scalar::ofInt(0))));
+    ArrayHandle wide(castTo(ones, DType::Int64));
+    return reduceOp(OpKind::Sum, wide, args.axes, args.keepdims);
+  });
+  return compatResult(wrapNode(std::move(n)));
+}
+
+VALUE countTrueMethod(int argc, VALUE *argv, VALUE self) {
+  return countMethod(argc, argv, self, true, "count_true");
+}
+VALUE countFalseMethod(int argc, VALUE *argv, VALUE self) {
+  return countMethod(argc, argv, self, false, "count_false");
+}
+VALUE countTrueCpuMethod(int argc, VALUE *argv, VALUE self) {
+  VALUE r = countMethod(argc, argv, self, true, "count_true_cpu");
+  return rb_funcall(r, rb_intern("extract_cpu"), 0);
+}
+VALUE countFalseCpuMethod(int argc, VALUE *argv, VALUE self) {
+  VALUE r = countMethod(argc, argv, self, false, "count_false_cpu");
+  return rb_funcall(r, rb_intern("extract_cpu"), 0);
+}
+
+} // namespace
+
+void initReductions() {
+  using Fn = VALUE (*)(ANYARGS);
+  rb_define_method(cNArray, "sum", Fn(reduceMethod<OpKind::Sum>), -1);
+  rb_define_method(cNArray, "prod", Fn(reduceMethod<OpKind::Prod>), -1);
+  rb_define_method(cNArray, "max", Fn(reduceMethod<OpKind::Max>), -1);
+  rb_define_method(cNArray, "min", Fn(reduceMethod<OpKind::Min>), -1);
+  rb_define_method(cNArray, "mean", Fn(reduceMethod<OpKind::Mean>), -1);
+  rb_define_method(cNArray, "dot", Fn(dotMethod), 1);
+  rb_define_method(cNArray, "count_true", Fn(countTrueMethod), -1);
+  rb_define_method(cNArray, "count_false", Fn(countFalseMethod), -1);
+  rb_define_method(cNArray, "count_true_cpu", Fn(countTrueCpuMethod), -1);
+  rb_define_method(cNArray, "count_false_cpu", Fn(countFalseCpuMethod), -1);
+}
+
+} // namespace cumo::rb

@@ -1,0 +1,106 @@
+// Shared declarations of the Ruby extension: its classes, the wrapper of an
+// ArrayHandle, and `guarded`, which runs engine code and turns a
+// cumo::Error into the Ruby exception its kind names. ruby/ is glue only:
+// argument conversion, classes, GC integration; every decision lives in
+// the floors below.
+#pragma once
+
+#include "core/array.h"
+#include "core/error.h"
+
+#include <ruby.h>
+// ruby.h redefines memcpy as a macro, which breaks std::memcpy in headers
+// included after it (LLVM's among them).
+#undef memcpy
+
+#include <string>
+#include <utility>
+
+namespace cumo::rb {
+
+extern VALUE mCumo, cNArray, cPlan, cScalarOperand, mCUDA, cMemoryPool;
+extern VALUE eShapeError, eDimensionError, eCastError, eOperationError,
+    eValueError, eCudaRuntimeError, eNvrtcError, eOutOfMemoryError;
+
+/// The Ruby class of each dtype (Cumo::DFloat ...).
+VALUE classOf(DType t);
+/// The dtype of a Ruby class, if it is one of ours.
+bool dtypeOfClass(VALUE klass, DType *out);
+
+/// The handle inside an NArray, or a TypeError naming `op`.
+ArrayHandle &handleOf(VALUE obj, const char *op);
+bool isNArray(VALUE obj);
+
+/// Raises FrozenError naming `op` when `self` is frozen.
+void checkFrozen(VALUE self, const char *op);
+
+/// A new NArray object owning `h` (of its dtype's class).
+VALUE wrapHandle(ArrayHandle *h);
+/// A new NArray over a fresh storage holding `n`.
+VALUE wrapNode(NodeRef n);
+
+/// Raises the Ruby exception for a cumo::Error whose message is the Ruby
+/// String `message`. Call only outside any C++ catch block, with no C++
+/// object that owns resources still alive in the calling frame.
+[[noreturn]] void raiseError(ErrorKind kind, VALUE message);
+
+/// Serializes engine calls between Ruby threads (a thread blocked on a
+/// device wait releases the GVL but keeps the engine).
+void lockEngine();
+void unlockEngine();
+
+/// Starts the engine (chooses the executor and the current device) the
+/// first time it is asked; every op needs the device, whichever runs first.
+void ensureEngine();
+
+/// Runs `f` with the engine locked. A cumo::Error (or std::bad_alloc)
+/// thrown inside becomes a Ruby exception, raised after the C++ frames are
+/// gone, so no destructor is skipped by the longjmp.
+template <class F> auto guarded(F &&f) -> decltype(f()) {
+  ErrorKind kind;
+  VALUE message;
+  {
+    lockEngine();
+    std::string text;
+    try {
+      ensureEngine();
+      if constexpr (std::is_void_v<decltype(f())>) {
+        f();
+        unlockEngine();
+        return;
+      } else {
+        auto result = f();
+        unlockEngine();
+        return result;
+      }
+    } catch (const Error &e) {
+      kind = e.kind();
+      text = e.message();
+    } catch (const std::bad_alloc &) {
+      kind = ErrorKind::OutOfMemory;
+      text = "[host] out of memory";
+    } catch (const std::exception &e) {
+      kind = ErrorKind::Internal;
+      text = std::string("[internal] ") + e.what();
+    }
+    unlockEngine();
+    message = rb_utf8_str_new(text.data(), long(text.size()));
+  }
+  raiseError(kind, message);
+}
+
+/// Drops the queued handles of collected wrappers (a safe point).
+void releaseDeadHandles();
+
+// Initializers of the extension's parts.
+void initErrors();
+void initNArrayClasses();
+void initNArrayMethods();
+void initIndexing();
+void initReductions();
+void initConversions();
+void initCumoModule();
+void initPlan();
+void initHostHooks();
+
+} // namespace cumo::rb

@@ -1,0 +1,810 @@
+// CUDA code generation: every kind of kernel fusion produces is generated
+// and compiled by NVRTC for sm_90 (no GPU needed); keys and sources depend
+// on structure only; parameter blocks match the structs the sources
+// declare; the disk cache is used and never trusts a damaged entry. Where a
+// GPU is present, the kernels also run and are compared with the CPU
+// executor on the same inputs (TEST_SUITE "gpu"; skipped without one).
+#include "core/array.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "core/stats.h"
+#include "fusion/cuda/nvrtc_compiler.h"
+#include "fusion/cuda_codegen.h"
+#include "fusion/lower.h"
+#include "fusion/schedule.h"
+#include "graph/executor.h"
+#include "ops/creation.h"
+#include "ops/elementwise.h"
+#include "ops/indexing.h"
+#include "ops/reduction.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#include <cuda_runtime_api.h>
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <regex>
+#include <sys/stat.h>
+#include <vector>
+
+using namespace cumo;
+
+namespace {
+
+using Handle = std::unique_ptr<ArrayHandle>;
+
+Handle wrap(NodeRef n) { return std::make_unique<ArrayHandle>(std::move(n)); }
+
+const DeviceModel &h200() {
+  static DeviceModel m;
+  return m;
+}
+
+/// Deterministic input data: small floats with fractions, integers over
+/// their whole range (so wrapping is exercised), Bits of both values.
+NodeRef input(DType t, Shape shape, uint64_t seed) {
+  if (!haveCurrentDevice())
+    setCurrentDevice(hostDevice());
+  int64_t n = numElements(shape);
+  std::vector<unsigned char> bytes(size_t(n) * sizeOf(t) + 1);
+  dispatchDType(t, [&]<DType D, class T>() {
+    T *p = reinterpret_cast<T *>(bytes.data());
+    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+    for (int64_t i = 0; i < n; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      if constexpr (D == DType::Bit)
+        p[i] = T((x >> 40) & 1);
+      else if constexpr (std::is_floating_point_v<T>)
+        p[i] = T(int64_t((x >> 33) % 2001) - 1000) / T(64);
+      else
+        p[i] = T(x >> 17);
+    }
+  });
+  return uploadNode(t, shape, bytes.data());
+}
+
+NodeRef binary(OpKind op, const ArrayHandle &a, const ArrayHandle &b) {
+  return binaryOp(op, Operand::of(a), Operand::of(b));
+}
+NodeRef binary(OpKind op, const ArrayHandle &a, Scalar s) {
+  return binaryOp(op, Operand::of(a), Operand::of(s));
+}
+
+IndexItem range(int64_t begin, int64_t end) {
+  IndexItem it;
+  it.kind = IndexItem::Kind::Range;
+  it.begin = begin;
+  it.end = end;
+  it.hasBegin = it.hasEnd = true;
+  return it;
+}
+
+/// What Engine::explain(roots) builds: wrapped nodes and the roots are
+/// stored. (Built from the fusion passes directly, so this suite does not
+/// need the CUDA executor the engine links.)
+Plan planOf(llvm::ArrayRef<NodeRef> roots) {
+  llvm::SmallVector<NodeRef, 32> nodes;
+  collectPending(roots, nodes);
+  llvm::DenseSet<const Node *> rootSet;
+  for (const NodeRef &r : roots)
+    rootSet.insert(r.get());
+  Schedule s = schedule(nodes, [&](const Node *n) {
+    return n->isWrapped() || rootSet.count(n) != 0;
+  });
+  return lower(s);
+}
+
+std::string compileOrFail(const Kernel &k, int major = 9, int minor = 0,
+                          const DeviceModel &model = h200()) {
+  KernelSource src = generateCuda(k, model);
+  // CUMO_TEST_DUMP_DIR=dir: keep every generated source, for review.
+  if (const char *dump = std::getenv("CUMO_TEST_DUMP_DIR"))
+    std::ofstream(std::string(dump) + "/" + src.entry + ".cu") << src.source;
+  try {
+    return NvrtcCompiler::get().compileToCubin(src, major, minor);
+  } catch (const Error &e) {
+    FAIL(e.message() << "\n" << src.source);
+  }
+  return "";
+}
+
+std::map<std::string, size_t> declaredOffsets(const std::string &source) {
+  std::map<std::string, size_t> out;
+  std::regex field(R"( (\w+)(\[\d+\])?; // offset (\d+))");
+  for (std::sregex_iterator it(source.begin(), source.end(), field), end;
+       it != end; ++it)
+    out[(*it)[1]] = std::stoul((*it)[3]);
+  std::smatch m;
+  if (std::regex_search(source, m, std::regex(R"(sizeof\(CumoParams\) == (\d+))")))
+    out["<size>"] = std::stoul(m[1]);
+  return out;
+}
+
+template <class T> T readAt(llvm::ArrayRef<char> block, size_t offset) {
+  T v;
+  std::memcpy(&v, block.data() + offset, sizeof(T));
+  return v;
+}
+
+/// packParams writes what the generated struct declares, where it declares
+/// it: sizes, the domain, pointers and offsets of loads and stores.
+void checkParams(const Plan &plan, const Kernel &k) {
+  KernelSource src = generateCuda(k, h200());
+  auto offsets = declaredOffsets(src.source);
+  REQUIRE(offsets.count("<size>"));
+  llvm::SmallVector<void *, 8> buffers;
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    buffers.push_back(reinterpret_cast<void *>(uintptr_t(0x100000 * (i + 1))));
+  void *scratch = reinterpret_cast<void *>(uintptr_t(0x7770000));
+  LaunchConfig launch = launchConfig(k, h200());
+  llvm::SmallVector<char, 256> block(3, 'x'); // the block starts aligned
+  void *errorWord = reinterpret_cast<void *>(uintptr_t(0x7780000));
+  packParams(k, launch, buffers, scratch, errorWord, block);
+  size_t base = kParamAlignment;
+  CHECK(block.size() == base + offsets["<size>"]);
+  llvm::ArrayRef<char> b(block);
+  CHECK(readAt<int64_t>(b, base + offsets.at("n")) == k.domainSize());
+  for (size_t d = 0; d < k.domain.size(); ++d)
+    CHECK(readAt<int64_t>(b, base + offsets.at("ext") + 8 * d) == k.domain[d]);
+  for (size_t i = 0; i < k.loads.size(); ++i) {
+    std::string ld = "ld" + std::to_string(i);
+    CHECK(readAt<void *>(b, base + offsets.at(ld)) == buffers[k.loads[i].buffer]);
+    CHECK(readAt<int64_t>(b, base + offsets.at(ld + "_off")) ==
+          k.loads[i].index.offset);
+  }
+  for (size_t i = 0; i < k.stores.size(); ++i) {
+    std::string st = "st" + std::to_string(i);
+    CHECK(readAt<void *>(b, base + offsets.at(st)) == buffers[k.stores[i].buffer]);
+    CHECK(readAt<int64_t>(b, base + offsets.at(st + "_off")) ==
+          k.stores[i].index.offset);
+  }
+  if (offsets.count("counter")) {
+    CHECK(readAt<void *>(b, base + offsets.at("counter")) == scratch);
+    CHECK(readAt<char *>(b, base + offsets.at("partials")) ==
+          static_cast<char *>(scratch) + 16);
+  }
+}
+
+void compilePlan(const Plan &plan) {
+  for (const Kernel &k : plan.kernels) {
+    CHECK(!compileOrFail(k).empty());
+    checkParams(plan, k);
+  }
+}
+
+/// Both plans have one kernel each, with equal keys and sources.
+void checkSameKernel(const Plan &a, const Plan &b) {
+  REQUIRE(a.kernels.size() == b.kernels.size());
+  for (size_t i = 0; i < a.kernels.size(); ++i) {
+    CHECK(kernelKey(a.kernels[i], h200()) == kernelKey(b.kernels[i], h200()));
+    CHECK(generateCuda(a.kernels[i], h200()).source ==
+          generateCuda(b.kernels[i], h200()).source);
+  }
+}
+
+uint64_t onlyKey(const Plan &p) {
+  REQUIRE(p.kernels.size() == 1);
+  return kernelKey(p.kernels[0], h200());
+}
+
+// Plan builders, shared by the compile tests and the GPU comparisons.
+
+Plan chainPlan(int64_t rows, int64_t cols, double s, OpKind op) {
+  Handle a = wrap(input(DType::DFloat, {rows, cols}, 1));
+  Handle b = wrap(input(DType::DFloat, {cols}, 2));
+  Handle x = wrap(binary(op, *a, *b));
+  Handle y = wrap(binary(OpKind::Mul, *x, Scalar::ofFloat(s)));
+  Handle z = wrap(binary(OpKind::Sub, *y, *a));
+  NodeRef root = binaryOp(OpKind::Lt, Operand::of(*z), Operand::of(*b));
+  Handle c = wrap(castTo(*z, DType::Int32));
+  NodeRef cast = c->value();
+  x.reset();
+  y.reset();
+  return planOf({root, cast, z->value()});
+}
+
+Plan dotPlan(int64_t n, DType t) {
+  Handle p = wrap(input(t, {n}, 3));
+  Handle ap = wrap(input(t, {n}, 4));
+  Handle prod = wrap(binary(OpKind::Mul, *p, *ap));
+  NodeRef s = reduceOp(OpKind::Sum, *prod, {}, false);
+  prod.reset();
+  return planOf({s});
+}
+
+Plan fullReductionsPlan(int64_t n, DType t) {
+  Handle p = wrap(input(t, {n}, 5));
+  NodeRef sum = reduceOp(OpKind::Sum, *p, {}, false);
+  NodeRef max = reduceOp(OpKind::Max, *p, {}, false);
+  NodeRef min = reduceOp(OpKind::Min, *p, {}, false);
+  NodeRef mean = reduceOp(OpKind::Mean, *p, {}, false);
+  return planOf({sum, max, min, mean});
+}
+
+Plan axisPlan(DType t, Shape shape, OpKind op, int64_t axis, bool keepdims) {
+  Handle a = wrap(input(t, shape, 6));
+  return planOf({reduceOp(op, *a, {axis}, keepdims)});
+}
+
+/// Every op a dtype admits, with casts to every dtype, in one kernel.
+Plan dtypePlan(DType t, int64_t rows = 4, int64_t cols = 6) {
+  Handle a = wrap(input(t, {rows, cols}, 7));
+  Handle b = wrap(input(t, {cols}, 8));
+  llvm::SmallVector<NodeRef, 32> roots;
+  if (t != DType::Bit) {
+    for (OpKind op : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div,
+                      OpKind::Mod, OpKind::Pow, OpKind::Maximum, OpKind::Minimum})
+      roots.push_back(binary(op, *a, *b));
+    roots.push_back(unaryOp(OpKind::Neg, *a));
+    roots.push_back(unaryOp(OpKind::Abs, *a));
+  }
+  if (isFloat(t))
+    for (OpKind op : {OpKind::Sqrt, OpKind::Exp, OpKind::Log})
+      roots.push_back(unaryOp(op, *a));
+  for (OpKind op : {OpKind::Eq, OpKind::Ne, OpKind::Lt, OpKind::Ge})
+    roots.push_back(binary(op, *a, *b));
+  for (int u = 0; u < kNumDTypes; ++u)
+    roots.push_back(castTo(*a, DType(u)));
+  return planOf(roots);
+}
+
+Plan seqPlan(DType t, Shape shape, Scalar start, Scalar step) {
+  return planOf({seqNode(t, shape, start, step)});
+}
+
+Plan randPlan(DType t, Shape shape, Scalar low, Scalar high) {
+  seedRandom(42);
+  return planOf({randNode(t, shape, low, high)});
+}
+
+/// The CG example's operator: ap = v * 4 with each neighbour subtracted
+/// through a slice update.
+Plan stencilPlan(int64_t n, double four) {
+  Handle v = wrap(input(DType::SFloat, {n, n}, 9));
+  Handle ap = wrap(binary(OpKind::Mul, *v, Scalar::ofFloat(four)));
+  auto subtract = [&](IndexItem r0, IndexItem c0, IndexItem r1, IndexItem c1) {
+    ArrayHandle lhs(ap->storageRef(), indexLayout(ap->layout(), {r0, c0}, "[]="));
+    ArrayHandle rhs(v->storageRef(), indexLayout(v->layout(), {r1, c1}, "[]"));
+    assignValue(lhs, binary(OpKind::Sub, lhs, rhs), "[]=");
+  };
+  IndexItem all = IndexItem::all();
+  subtract(range(1, -1), all, range(0, -2), all);
+  subtract(range(0, -2), all, range(1, -1), all);
+  subtract(all, range(1, -1), all, range(0, -2));
+  subtract(all, range(0, -2), all, range(1, -1));
+  return planOf({ap->storage().currentRef()});
+}
+
+/// Other slice boxes: a 1-D box with a step reading a strided view, a box
+/// that an integer index fixes an axis of, a 3-D box, and a box nested in
+/// another (an updated temporary written into a slice).
+Plan boxesPlan(int64_t n, double s) {
+  llvm::SmallVector<NodeRef, 4> roots;
+  Handle a = wrap(input(DType::DFloat, {n}, 13));
+  Handle r = wrap(binary(OpKind::Mul, *a, Scalar::ofFloat(s)));
+  IndexItem stepped = range(1, -2);
+  stepped.step = 3;
+  ArrayHandle lhs(r->storageRef(), indexLayout(r->layout(), {stepped}, "[]="));
+  IndexItem every2 = range(0, 2 * lhs.shape()[0] - 2);
+  every2.step = 2;
+  ArrayHandle rhs(a->storageRef(), indexLayout(a->layout(), {every2}, "[]"));
+  assignValue(lhs, binary(OpKind::Sub, lhs, rhs), "[]=");
+  roots.push_back(r->storage().currentRef());
+
+  Handle x = wrap(input(DType::SFloat, {5, n}, 14));
+  Handle row = wrap(input(DType::SFloat, {n}, 15));
+  Handle m = wrap(binary(OpKind::Add, *x, Scalar::ofFloat(s)));
+  ArrayHandle fixed(m->storageRef(),
+                    indexLayout(m->layout(), {IndexItem::integer(2), IndexItem::all()}, "[]="));
+  assignValue(fixed, binary(OpKind::Mul, fixed, *row), "[]=");
+  ArrayHandle point(m->storageRef(), indexLayout(m->layout(), {IndexItem::integer(3),
+                                                              IndexItem::integer(1)}, "[]="));
+  assignValue(point, binary(OpKind::Add, point, Scalar::ofFloat(100)), "[]=");
+  roots.push_back(m->storage().currentRef());
+
+  Handle t = wrap(input(DType::Int32, {4, 5, n}, 16));
+  Handle u = wrap(binary(OpKind::Add, *t, Scalar::ofInt(1)));
+  IndexItem odd = range(1, -1);
+  odd.step = 2;
+  ArrayHandle cube(u->storageRef(),
+                   indexLayout(u->layout(), {range(1, 2), IndexItem::all(), odd}, "[]="));
+  // Ruby still holds the value written: it is stored from the box.
+  Handle written = wrap(binary(OpKind::Mul, cube, Scalar::ofInt(-3)));
+  assignValue(cube, written->value(), "[]=");
+  roots.push_back(u->storage().currentRef());
+  roots.push_back(written->value());
+
+  Handle seq = wrap(seqNode(DType::DFloat, {n + 3}, Scalar::ofInt(0), Scalar::ofInt(1)));
+  Handle big = wrap(binary(OpKind::Mul, *seq, Scalar::ofFloat(2)));
+  Handle part = wrap(binary(OpKind::Add, *row, Scalar::ofFloat(0.5)));
+  Handle small = wrap(castTo(*part, DType::DFloat));
+  part.reset();
+  {
+    ArrayHandle inner(small->storageRef(), indexLayout(small->layout(), {range(1, 2)}, "[]="));
+    assignValue(inner, binary(OpKind::Sub, inner, Scalar::ofFloat(9)), "[]=");
+  }
+  NodeRef updated = small->storage().currentRef();
+  small.reset();
+  ArrayHandle outer(big->storageRef(), indexLayout(big->layout(), {range(1, n)}, "[]="));
+  assignValue(outer, updated, "[]=");
+  roots.push_back(big->storage().currentRef());
+  return planOf(roots);
+}
+
+/// a[1..k] = v on a 2-D a: a flat range no box fits.
+Plan scatterPlan(int64_t rows, int64_t cols, int64_t k) {
+  Handle a = wrap(input(DType::DFloat, {rows, cols}, 10));
+  Handle v = wrap(input(DType::DFloat, {k}, 11));
+  ArrayHandle view(a->storageRef(), indexLayout(a->layout(), {range(1, k)}, "[]="));
+  assignValue(view, v->value(), "[]=");
+  return planOf({a->storage().currentRef()});
+}
+
+} // namespace
+
+TEST_CASE("an elementwise chain with broadcasting is one kernel") {
+  Plan p = chainPlan(3, 4, 2.5, OpKind::Add);
+  REQUIRE(p.kernels.size() == 1);
+  CHECK(p.kernels[0].stores.size() == 3);
+  compilePlan(p);
+  // Sizes and scalars are parameters; the op is structure.
+  checkSameKernel(p, chainPlan(7, 9, -1.25, OpKind::Add));
+  CHECK(onlyKey(p) != onlyKey(chainPlan(3, 4, 2.5, OpKind::Sub)));
+}
+
+TEST_CASE("(p * ap).sum is one kernel with its prologue") {
+  Plan p = dotPlan(1000, DType::SFloat);
+  REQUIRE(p.kernels.size() == 1);
+  const Kernel &k = p.kernels[0];
+  CHECK(k.kind == Kernel::Kind::Elementwise);
+  CHECK(k.reduces.size() == 1);
+  compilePlan(p);
+  checkSameKernel(p, dotPlan(1 << 20, DType::SFloat));
+  CHECK(onlyKey(p) != onlyKey(dotPlan(1000, DType::DFloat)));
+
+  LaunchConfig small = launchConfig(k, h200());
+  CHECK(small.grid == 4);
+  CHECK(scratchBytes(k, small) == 16 + 4 * 8);
+  LaunchConfig big = launchConfig(dotPlan(1 << 24, DType::SFloat).kernels[0], h200());
+  CHECK(big.grid == uint32_t(h200().smCount) * 8);
+
+  // Several full reductions of one domain share the kernel.
+  Plan many = fullReductionsPlan(777, DType::DFloat);
+  REQUIRE(many.kernels.size() == 1);
+  CHECK(many.kernels[0].reduces.size() == 4);
+  compilePlan(many);
+  compilePlan(fullReductionsPlan(100, DType::Int8));
+  compilePlan(fullReductionsPlan(100, DType::UInt64));
+}
+
+TEST_CASE("axis reductions") {
+  Plan rows = axisPlan(DType::DFloat, {5, 7}, OpKind::Sum, 0, true);
+  Plan cols = axisPlan(DType::DFloat, {5, 7}, OpKind::Sum, 1, true);
+  for (const Plan *p : {&rows, &cols}) {
+    REQUIRE(p->kernels.size() == 1);
+    CHECK(p->kernels[0].kind == Kernel::Kind::AxisReduce);
+    compilePlan(*p);
+  }
+  CHECK(onlyKey(rows) != onlyKey(cols));
+  checkSameKernel(rows, axisPlan(DType::DFloat, {6, 11}, OpKind::Sum, 0, false));
+  CHECK(onlyKey(rows) != onlyKey(axisPlan(DType::DFloat, {5, 7}, OpKind::Max, 0, true)));
+
+  // One thread, one warp or one block per output, by length.
+  Plan thread = axisPlan(DType::SFloat, {3, 20}, OpKind::Sum, 1, false);
+  Plan warp = axisPlan(DType::SFloat, {3, 200}, OpKind::Sum, 1, false);
+  Plan block = axisPlan(DType::SFloat, {3, 20000}, OpKind::Sum, 1, false);
+  Plan columns = axisPlan(DType::SFloat, {100, 5000}, OpKind::Sum, 0, false);
+  CHECK(onlyKey(thread) != onlyKey(warp));
+  CHECK(onlyKey(warp) != onlyKey(block));
+  CHECK(onlyKey(block) != onlyKey(axisPlan(DType::SFloat, {3, 20}, OpKind::Sum, 0, false)));
+  CHECK(launchConfig(thread.kernels[0], h200()).grid == 1);
+  CHECK(launchConfig(warp.kernels[0], h200()).grid == 1);
+  CHECK(launchConfig(block.kernels[0], h200()).grid == 3);
+  CHECK(launchConfig(columns.kernels[0], h200()).grid == 20);
+  for (const Plan *p : {&thread, &warp, &block, &columns})
+    compilePlan(*p);
+  CHECK(scratchBytes(block.kernels[0], launchConfig(block.kernels[0], h200())) == 0);
+
+  // Accumulators of every width travel through the shuffles.
+  compilePlan(axisPlan(DType::Int8, {4, 300}, OpKind::Max, 1, false));
+  compilePlan(axisPlan(DType::UInt16, {2, 9000}, OpKind::Min, 1, false));
+  compilePlan(axisPlan(DType::Int16, {4, 300}, OpKind::Prod, 1, false));
+  compilePlan(axisPlan(DType::Bit, {4, 300}, OpKind::Sum, 1, false));
+  compilePlan(axisPlan(DType::Bit, {4, 300}, OpKind::Max, 1, false));
+  compilePlan(axisPlan(DType::Int32, {6, 5, 4}, OpKind::Mean, 1, true));
+  compilePlan(axisPlan(DType::SFloat, {6, 5, 40}, OpKind::Sum, 2, true));
+}
+
+TEST_CASE("every dtype: arithmetic, comparisons and casts") {
+  for (int t = 0; t < kNumDTypes; ++t) {
+    CAPTURE(nameOf(DType(t)));
+    Plan p = dtypePlan(DType(t));
+    CHECK(p.kernels.size() == 1);
+    compilePlan(p);
+    checkSameKernel(p, dtypePlan(DType(t), 9, 2));
+  }
+}
+
+TEST_CASE("seq and rand generators") {
+  Plan seqF = seqPlan(DType::DFloat, {10}, Scalar::ofFloat(1.5), Scalar::ofFloat(0.5));
+  Plan seqI = seqPlan(DType::Int32, {3, 4}, Scalar::ofInt(2), Scalar::ofInt(3));
+  Plan seqIF = seqPlan(DType::Int32, {3, 4}, Scalar::ofInt(2), Scalar::ofFloat(0.5));
+  Plan seqB = seqPlan(DType::UInt8, {300}, Scalar::ofInt(0), Scalar::ofInt(1));
+  Plan randS = randPlan(DType::SFloat, {100}, Scalar::ofInt(0), Scalar::ofInt(1));
+  Plan randD = randPlan(DType::DFloat, {10, 10}, Scalar::ofFloat(-1), Scalar::ofFloat(1));
+  Plan randI = randPlan(DType::Int64, {100}, Scalar::ofInt(-5), Scalar::ofInt(100));
+  Plan randU = randPlan(DType::UInt8, {100}, Scalar::ofInt(0), Scalar::ofInt(200));
+  for (const Plan *p : {&seqF, &seqI, &seqIF, &seqB, &randS, &randD, &randI, &randU}) {
+    REQUIRE(p->kernels.size() == 1);
+    REQUIRE(p->kernels[0].generators.size() == 1);
+    compilePlan(*p);
+  }
+  checkSameKernel(seqF, seqPlan(DType::DFloat, {99}, Scalar::ofFloat(-3), Scalar::ofFloat(2)));
+  checkSameKernel(randS, randPlan(DType::SFloat, {7}, Scalar::ofFloat(2), Scalar::ofInt(9)));
+  // Whether seq of an integer class steps in floats is structure.
+  CHECK(onlyKey(seqI) != onlyKey(seqIF));
+}
+
+TEST_CASE("the 5-point stencil is one kernel of slice boxes") {
+  Plan p = stencilPlan(8, 4.0);
+  REQUIRE(p.kernels.size() == 1);
+  const Kernel &k = p.kernels[0];
+  CHECK(k.kind == Kernel::Kind::Elementwise);
+  CHECK(k.bases.size() >= 2);
+  CHECK(llvm::count_if(k.values, [](const Value &v) {
+          return v.kind == Value::Kind::Select;
+        }) == 4);
+  compilePlan(p);
+  checkSameKernel(p, stencilPlan(33, 5.0));
+}
+
+TEST_CASE("boxes with steps, fixed axes, three axes and nesting") {
+  Plan p = boxesPlan(12, 1.5);
+  CHECK(p.kernels.size() == 2); // domains [n + 3] and [4, 5, n]
+  bool nested = false;
+  for (const Kernel &k : p.kernels)
+    for (size_t b = 1; b < k.bases.size(); ++b)
+      nested |= k.bases[b].parent > 0;
+  CHECK(nested);
+  CHECK(llvm::any_of(p.kernels, [](const Kernel &k) {
+    return llvm::any_of(k.stores, [](const Store &s) { return s.index.basis > 0; });
+  }));
+  compilePlan(p);
+  checkSameKernel(p, boxesPlan(31, -2.0));
+}
+
+TEST_CASE("a write no box fits is a scatter kernel") {
+  Plan p = scatterPlan(3, 4, 5);
+  CHECK(llvm::any_of(p.kernels, [](const Kernel &k) {
+    return k.kind == Kernel::Kind::Scatter;
+  }));
+  compilePlan(p);
+  checkSameKernel(p, scatterPlan(5, 6, 9));
+}
+
+TEST_CASE("an empty domain launches nothing") {
+  Handle a = wrap(fillNode(DType::SFloat, {0, 3}, Scalar::ofFloat(2)));
+  Plan p = planOf({binary(OpKind::Add, *a, Scalar::ofFloat(1))});
+  REQUIRE(p.kernels.size() == 1);
+  CHECK(launchConfig(p.kernels[0], h200()).grid == 0);
+  compilePlan(p);
+}
+
+TEST_CASE("the disk cache serves a new process and recompiles damaged entries") {
+  char tmpl[] = "/tmp/cumo-codegen-cache-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  std::string root = tmpl;
+  std::string dir = root + "/kernels";
+  const char *old = std::getenv("CUMO_CACHE_DIR");
+  std::string saved = old ? old : "";
+  setenv("CUMO_CACHE_DIR", dir.c_str(), 1);
+  NvrtcCompiler &nvrtc = NvrtcCompiler::get();
+
+  CHECK(NvrtcCompiler::diskCacheDir() == dir);
+  struct stat st;
+  REQUIRE(::stat(dir.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+
+  KernelSource src = generateCuda(chainPlan(2, 3, 1.0, OpKind::Mod).kernels[0], h200());
+  nvrtc.clearMemoryCacheForTesting();
+  Stats before = Stats::get();
+  std::string first = nvrtc.compileToCubin(src, 9, 0);
+  CHECK(Stats::get().nvrtc_compiles == before.nvrtc_compiles + 1);
+  CHECK(Stats::get().disk_cache_hits == before.disk_cache_hits);
+
+  // In process: neither the compiler nor the disk.
+  CHECK(nvrtc.compileToCubin(src, 9, 0) == first);
+  CHECK(Stats::get().nvrtc_compiles == before.nvrtc_compiles + 1);
+
+  // A fresh process state: the disk answers.
+  nvrtc.clearMemoryCacheForTesting();
+  CHECK(nvrtc.compileToCubin(src, 9, 0) == first);
+  CHECK(Stats::get().nvrtc_compiles == before.nvrtc_compiles + 1);
+  CHECK(Stats::get().disk_cache_hits == before.disk_cache_hits + 1);
+
+  // Another architecture is another entry.
+  nvrtc.compileToCubin(src, 8, 0);
+  CHECK(Stats::get().nvrtc_compiles == before.nvrtc_compiles + 2);
+
+  std::vector<std::string> entries;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d))
+      if (std::string(e->d_name).size() > 6 &&
+          std::string(e->d_name).find(".cubin") != std::string::npos)
+        entries.push_back(dir + "/" + e->d_name);
+    closedir(d);
+  }
+  REQUIRE(entries.size() == 2);
+
+  // A flipped payload bit fails the checksum; a truncated entry its length.
+  using Damage = void (*)(std::string &);
+  Damage damages[] = {[](std::string &b) { b[b.size() / 2] ^= 0x10; },
+                      [](std::string &b) { b.resize(b.size() - 7); },
+                      [](std::string &b) { b.resize(20); }};
+  for (size_t round = 0; round < std::size(damages); ++round) {
+    CAPTURE(round);
+    Damage damage = damages[round];
+    for (const std::string &path : entries) {
+      std::ifstream in(path, std::ios::binary);
+      std::string bytes((std::istreambuf_iterator<char>(in)), {});
+      in.close();
+      damage(bytes);
+      std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    }
+    nvrtc.clearMemoryCacheForTesting();
+    Stats mid = Stats::get();
+    CHECK(nvrtc.compileToCubin(src, 9, 0) == first);
+    CHECK(Stats::get().nvrtc_compiles == mid.nvrtc_compiles + 1);
+    CHECK(Stats::get().disk_cache_hits == mid.disk_cache_hits);
+    // The rewritten entry is good again.
+    nvrtc.clearMemoryCacheForTesting();
+    CHECK(nvrtc.compileToCubin(src, 9, 0) == first);
+    CHECK(Stats::get().disk_cache_hits == mid.disk_cache_hits + 1);
+  }
+
+  // A directory others can write to is not used, and compiles still work.
+  ::chmod(dir.c_str(), 0777);
+  CHECK(NvrtcCompiler::diskCacheDir().empty());
+  nvrtc.clearMemoryCacheForTesting();
+  Stats mid = Stats::get();
+  CHECK(nvrtc.compileToCubin(src, 9, 0) == first);
+  CHECK(Stats::get().nvrtc_compiles == mid.nvrtc_compiles + 1);
+  CHECK(Stats::get().disk_cache_hits == mid.disk_cache_hits);
+
+  if (saved.empty())
+    unsetenv("CUMO_CACHE_DIR");
+  else
+    setenv("CUMO_CACHE_DIR", saved.c_str(), 1);
+  for (const std::string &path : entries)
+    ::unlink(path.c_str());
+  ::rmdir(dir.c_str());
+  ::rmdir(root.c_str());
+}
+
+TEST_CASE("nvrtc: options keep every rounding; errors carry the log") {
+  llvm::ArrayRef<const char *> opts = nvrtcOptions();
+  auto has = [&](std::string_view o) {
+    return llvm::any_of(opts, [&](const char *x) { return o == x; });
+  };
+  CHECK((has("--fmad=false") && has("--std=c++17") && has("-default-device")));
+  CHECK_FALSE(has("--use_fast_math"));
+  CHECK(portableOpsHeader().find("namespace cumo_ops") != std::string_view::npos);
+  KernelSource bad{"cumo_broken", "extern \"C\" __global__ void cumo_broken() { int x = ; }\n"};
+  try {
+    NvrtcCompiler::get().compileToCubin(bad, 9, 0);
+    FAIL("no error");
+  } catch (const Error &e) {
+    CHECK(e.kind() == ErrorKind::Nvrtc);
+    CHECK(e.message().rfind("[nvrtc] cumo_broken: ", 0) == 0);
+    CHECK(e.message().find("expected an expression") != std::string::npos);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// On a GPU: run the generated kernels and compare with the CPU executor.
+
+namespace {
+
+bool gpuPresent() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+void cudaOk(cudaError_t e, const char *what) {
+  INFO(what);
+  REQUIRE_MESSAGE(e == cudaSuccess, cudaGetErrorString(e));
+}
+
+/// Elementwise equality: exact for integers; for floats within `tol`
+/// relative (0: bit-exact), NaN matching NaN of any payload.
+template <class T>
+void compareElements(const T *gpu, const T *cpu, int64_t n, double tol,
+                     size_t buffer) {
+  for (int64_t i = 0, bad = 0; i < n && bad < 5; ++i) {
+    bool same = std::memcmp(&gpu[i], &cpu[i], sizeof(T)) == 0;
+    if constexpr (std::is_floating_point_v<T>) {
+      double g = gpu[i], c = cpu[i];
+      same |= std::isnan(g) && std::isnan(c);
+      same |= tol > 0 && std::fabs(g - c) <= tol * std::max(1.0, std::fabs(c));
+    }
+    if (!same && ++bad)
+      FAIL_CHECK("buffer " << buffer << " element " << i << ": gpu "
+                           << double(gpu[i]) << ", cpu " << double(cpu[i]));
+  }
+}
+
+/// Runs `plan` on the CPU executor and, kernel by kernel, on the GPU (each
+/// kernel twice: a full reduction must leave its counter at zero), and
+/// compares every output buffer.
+void compareWithCpu(const Plan &plan, double tol) {
+  cudaDeviceProp prop;
+  cudaOk(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  DeviceModel model;
+  model.smCount = prop.multiProcessorCount;
+  model.ccMajor = prop.major;
+  model.ccMinor = prop.minor;
+
+  // Outputs start as the same garbage on both sides.
+  size_t nb = plan.buffers.size();
+  std::vector<Ref<Buffer>> cpu(nb);
+  std::vector<size_t> bytes(nb);
+  std::vector<void *> gpu(nb, nullptr);
+  for (size_t i = 0; i < nb; ++i) {
+    const PlanBuffer &b = plan.buffers[i];
+    bool input = b.role == PlanBuffer::Role::Input;
+    bytes[i] = input ? b.node->buffer()->bytes() : size_t(b.elements) * sizeOf(b.dtype);
+    cpu[i] = input ? b.node->buffer()
+                   : hostDevice()->pool().allocate(std::max<size_t>(bytes[i], 1));
+    if (!input)
+      std::memset(cpu[i]->data(), 0x5a, bytes[i]);
+    cudaOk(cudaMalloc(&gpu[i], std::max<size_t>(bytes[i], 1)), "cudaMalloc");
+    cudaOk(cudaMemcpy(gpu[i], cpu[i]->data(), bytes[i], cudaMemcpyHostToDevice),
+           "upload");
+  }
+  cpuExecutor()->run(plan, cpu);
+  for (const Kernel &k : plan.kernels) {
+    KernelSource src = generateCuda(k, model);
+    std::string cubin = compileOrFail(k, model.ccMajor, model.ccMinor, model);
+    LaunchConfig launch = launchConfig(k, model);
+    if (launch.grid == 0)
+      continue;
+    cudaLibrary_t lib;
+    cudaKernel_t kernel;
+    cudaOk(cudaLibraryLoadData(&lib, cubin.data(), nullptr, nullptr, 0, nullptr,
+                               nullptr, 0),
+           "cudaLibraryLoadData");
+    cudaOk(cudaLibraryGetKernel(&kernel, lib, src.entry.c_str()),
+           "cudaLibraryGetKernel");
+    void *scratch = nullptr;
+    size_t sb = scratchBytes(k, launch);
+    if (sb) {
+      cudaOk(cudaMalloc(&scratch, sb), "cudaMalloc scratch");
+      cudaOk(cudaMemset(scratch, 0, sb), "cudaMemset scratch");
+    }
+    llvm::SmallVector<char, 512> block;
+    void *errorWord = nullptr;
+    cudaOk(cudaMalloc(&errorWord, sizeof(unsigned)), "cudaMalloc error word");
+    cudaOk(cudaMemset(errorWord, 0, sizeof(unsigned)), "cudaMemset error word");
+    packParams(k, launch, gpu, scratch, errorWord, block);
+    void *params = nullptr;
+    cudaOk(cudaMalloc(&params, block.size()), "cudaMalloc params");
+    cudaOk(cudaMemcpy(params, block.data(), block.size(), cudaMemcpyHostToDevice),
+           "params");
+    void *args[] = {&params};
+    for (int rep = 0; rep < 2; ++rep)
+      cudaOk(cudaLaunchKernel(reinterpret_cast<const void *>(kernel),
+                              dim3(launch.grid), dim3(launch.block), args,
+                              launch.sharedBytes, nullptr),
+             src.entry.c_str());
+    cudaOk(cudaDeviceSynchronize(), src.entry.c_str());
+    if (sb) {
+      uint32_t counter = 1;
+      cudaOk(cudaMemcpy(&counter, scratch, 4, cudaMemcpyDeviceToHost), "counter");
+      CHECK(counter == 0);
+    }
+    cudaFree(params);
+    cudaFree(scratch);
+    cudaFree(errorWord);
+    cudaLibraryUnload(lib);
+  }
+  for (size_t i = 0; i < nb; ++i) {
+    const PlanBuffer &b = plan.buffers[i];
+    if (b.role == PlanBuffer::Role::Output) {
+      std::vector<unsigned char> back(bytes[i] + 1);
+      cudaOk(cudaMemcpy(back.data(), gpu[i], bytes[i], cudaMemcpyDeviceToHost),
+             "download");
+      dispatchDType(b.dtype, [&]<DType D, class T>() {
+        compareElements(reinterpret_cast<const T *>(back.data()),
+                        static_cast<const T *>(cpu[i]->data()), b.elements,
+                        tol, i);
+      });
+    }
+    cudaFree(gpu[i]);
+  }
+}
+
+} // namespace
+
+TEST_SUITE("gpu") {
+TEST_CASE("generated kernels compute what the CPU executor computes") {
+  if (!gpuPresent()) {
+    MESSAGE("no GPU: only compiled, not run");
+    return;
+  }
+  SUBCASE("elementwise") {
+    compareWithCpu(chainPlan(37, 129, 2.5, OpKind::Add), 0);
+    compareWithCpu(chainPlan(1000, 1000, -0.75, OpKind::Div), 0);
+  }
+  SUBCASE("dtypes") {
+    for (int t = 0; t < kNumDTypes; ++t) {
+      CAPTURE(nameOf(DType(t)));
+      // exp, log and pow come from different math libraries.
+      compareWithCpu(dtypePlan(DType(t), 33, 65), isFloat(DType(t)) ? 1e-6 : 0);
+    }
+  }
+  SUBCASE("full reductions") {
+    compareWithCpu(dotPlan(1000, DType::SFloat), 1e-5);
+    compareWithCpu(dotPlan(3 << 20, DType::DFloat), 1e-12);
+    compareWithCpu(fullReductionsPlan(1, DType::SFloat), 0);
+    compareWithCpu(fullReductionsPlan(100003, DType::DFloat), 1e-12);
+    for (DType t : {DType::Int8, DType::UInt16, DType::Int32, DType::UInt64,
+                    DType::Bit})
+      compareWithCpu(fullReductionsPlan(77777, t), 1e-12);
+  }
+  SUBCASE("axis reductions") {
+    for (OpKind op : {OpKind::Sum, OpKind::Max, OpKind::Min, OpKind::Mean,
+                      OpKind::Prod}) {
+      CAPTURE(opName(op));
+      // Folds in another order round floats differently; max and min
+      // do not round. A float product of thousands of factors over- or
+      // underflows depending on the order, so products are integers here.
+      double tol = op == OpKind::Max || op == OpKind::Min ? 0 : 1e-12;
+      for (DType t : {DType::DFloat, DType::Int16, DType::UInt8}) {
+        if (op == OpKind::Prod && isFloat(t))
+          continue;
+        compareWithCpu(axisPlan(t, {37, 29}, op, 0, true), tol);
+        compareWithCpu(axisPlan(t, {37, 29}, op, 1, false), tol);
+        compareWithCpu(axisPlan(t, {5, 300}, op, 1, false), tol);
+        compareWithCpu(axisPlan(t, {3, 20000}, op, 1, false), tol);
+        compareWithCpu(axisPlan(t, {100, 5000}, op, 0, false), tol);
+        compareWithCpu(axisPlan(t, {6, 7, 50}, op, 1, true), tol);
+        compareWithCpu(axisPlan(t, {6, 70, 50}, op, 2, false), tol);
+        compareWithCpu(axisPlan(t, {40, 3, 20}, op, 0, false), tol);
+      }
+    }
+    compareWithCpu(axisPlan(DType::Bit, {4, 300}, OpKind::Sum, 1, false), 0);
+    compareWithCpu(axisPlan(DType::Bit, {40, 3}, OpKind::Max, 0, false), 0);
+    compareWithCpu(axisPlan(DType::SFloat, {3, 20000}, OpKind::Sum, 1, false), 1e-5);
+  }
+  SUBCASE("generators") {
+    compareWithCpu(seqPlan(DType::DFloat, {1000}, Scalar::ofFloat(1.5), Scalar::ofFloat(0.5)), 0);
+    compareWithCpu(seqPlan(DType::SFloat, {1000}, Scalar::ofInt(-3), Scalar::ofFloat(0.1)), 0);
+    compareWithCpu(seqPlan(DType::Int32, {30, 40}, Scalar::ofInt(2), Scalar::ofInt(3)), 0);
+    compareWithCpu(seqPlan(DType::Int16, {30, 40}, Scalar::ofInt(2), Scalar::ofFloat(-0.7)), 0);
+    compareWithCpu(seqPlan(DType::UInt8, {3000}, Scalar::ofInt(0), Scalar::ofInt(1)), 0);
+    compareWithCpu(randPlan(DType::SFloat, {10000}, Scalar::ofInt(0), Scalar::ofInt(1)), 0);
+    compareWithCpu(randPlan(DType::DFloat, {100, 100}, Scalar::ofFloat(-1), Scalar::ofFloat(1)), 0);
+    compareWithCpu(randPlan(DType::Int64, {10000}, Scalar::ofInt(-5), Scalar::ofInt(100)), 0);
+    compareWithCpu(randPlan(DType::UInt8, {10000}, Scalar::ofInt(0), Scalar::ofInt(200)), 0);
+  }
+  SUBCASE("stencil") {
+    compareWithCpu(stencilPlan(8, 4.0), 0);
+    compareWithCpu(stencilPlan(257, 4.0), 0);
+  }
+  SUBCASE("boxes") {
+    compareWithCpu(boxesPlan(12, 1.5), 0);
+    compareWithCpu(boxesPlan(1001, -2.0), 0);
+  }
+  SUBCASE("scatter") {
+    compareWithCpu(scatterPlan(3, 4, 5), 0);
+    compareWithCpu(scatterPlan(50, 70, 3000), 0);
+  }
+}
+} // TEST_SUITE("gpu")

@@ -1,0 +1,610 @@
+// Fusion: plans built from DAGs recorded through the ops API, checked by
+// structure (kernels, stages, bases, stores, buffer roles) through
+// Engine::explain, which runs the scheduler and lowering without running
+// anything. The CPU executor plans against the default GPU model, so these
+// are the plans a GPU would run.
+#include "fusion/lower.h"
+#include "fusion/plan_print.h"
+#include "fusion/schedule.h"
+
+#include "test_helpers.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace cumo;
+using namespace cumo::test;
+
+namespace {
+
+Plan explain(std::initializer_list<const ArrayHandle *> roots) {
+  llvm::SmallVector<NodeRef, 8> nodes;
+  for (const ArrayHandle *h : roots)
+    nodes.push_back(h->value());
+  return engine().explain(nodes);
+}
+
+/// The plan buffer `n` gets, or -1.
+int bufferOf(const Plan &plan, const Node *n) {
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (plan.buffers[i].node.get() == n && plan.buffers[i].role != PlanBuffer::Role::Input)
+      return int(i);
+  return -1;
+}
+
+int countRole(const Plan &plan, PlanBuffer::Role role) {
+  int n = 0;
+  for (const PlanBuffer &b : plan.buffers)
+    n += b.role == role;
+  return n;
+}
+
+const Store *storeTo(const Kernel &k, int buffer) {
+  for (const Store &s : k.stores)
+    if (int(s.buffer) == buffer)
+      return &s;
+  return nullptr;
+}
+
+bool loadsFrom(const Kernel &k, int buffer) {
+  for (const Load &l : k.loads)
+    if (int(l.buffer) == buffer)
+      return true;
+  return false;
+}
+
+/// The kernel that stores or reduces into `buffer`, or -1.
+int writerOf(const Plan &plan, int buffer) {
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    const Kernel &k = plan.kernels[i];
+    if (storeTo(k, buffer))
+      return int(i);
+    for (const Reduce &r : k.reduces)
+      if (int(r.buffer) == buffer)
+        return int(i);
+  }
+  return -1;
+}
+
+std::vector<double> iota(int64_t n) {
+  std::vector<double> v(static_cast<size_t>(n), 0.0);
+  for (int64_t i = 0; i < n; ++i)
+    v[size_t(i)] = double(i % 7) - 3.0;
+  return v;
+}
+
+} // namespace
+
+TEST_CASE("an elementwise chain with broadcasts is one kernel") {
+  NoBudgetFlush guard;
+  H a = upload(DType::DFloat, {3, 1}, iota(3));
+  H b = upload(DType::DFloat, {1, 4}, iota(4));
+  H c = upload(DType::SFloat, {4}, iota(4));
+  // ((a + b) * c - 1).exp, with every temporary still held, as Ruby holds
+  // them until its GC runs.
+  H s = wrap(binaryOp(OpKind::Add, op(*a), op(*b)));
+  H m = wrap(binaryOp(OpKind::Mul, op(*s), op(*c)));
+  H d = wrap(binaryOp(OpKind::Sub, op(*m), op(1.0)));
+  H e = wrap(unaryOp(OpKind::Exp, *d));
+  Plan plan = explain({e.get()});
+  REQUIRE(plan.kernels.size() == 1);
+  const Kernel &k = plan.kernels[0];
+  CHECK(k.kind == Kernel::Kind::Elementwise);
+  CHECK(k.domain == Shape({3, 4}));
+  CHECK(k.reduces.empty());
+  CHECK(k.bases.size() == 1);
+  CHECK(k.why.empty());
+  // Three inputs, each read once, through broadcasting index maps.
+  CHECK(k.loads.size() == 3);
+  CHECK(countRole(plan, PlanBuffer::Role::Input) == 3);
+  // Every held temporary is stored by the one kernel.
+  CHECK(countRole(plan, PlanBuffer::Role::Output) == 4);
+  CHECK(k.stores.size() == 4);
+}
+
+TEST_CASE("a chain whose temporaries are dropped stores only its result") {
+  NoBudgetFlush guard;
+  H a = upload(DType::DFloat, {5}, iota(5));
+  H b = upload(DType::DFloat, {2, 5}, iota(10));
+  NodeRef keep;
+  H out;
+  {
+    H s = wrap(binaryOp(OpKind::Mul, op(*a), op(*b)));
+    H t = wrap(binaryOp(OpKind::Add, op(*s), op(2.0)));
+    keep = s->value();
+    out = wrap(unaryOp(OpKind::Sqrt, *t));
+  } // the GC collected s and t
+  Plan plan = explain({out.get()});
+  REQUIRE(plan.kernels.size() == 1);
+  CHECK(countRole(plan, PlanBuffer::Role::Output) == 1);
+  CHECK(countRole(plan, PlanBuffer::Role::Temp) == 0);
+  CHECK(bufferOf(plan, keep.get()) == -1);
+  CHECK(bufferOf(plan, out->value().get()) >= 0);
+  CHECK(plan.kernels[0].stores.size() == 1);
+}
+
+TEST_CASE("a comparison and a cast fuse into the chain") {
+  NoBudgetFlush guard;
+  H a = upload(DType::Int32, {6}, iota(6));
+  H b = upload(DType::DFloat, {6}, iota(6));
+  NodeRef gt = binaryOp(OpKind::Gt, op(*a), op(*b));
+  H g = wrap(gt);
+  H c = wrap(castTo(*g, DType::SFloat));
+  H out = wrap(binaryOp(OpKind::Mul, op(*c), op(*b)));
+  g.reset();
+  c.reset();
+  Plan plan = explain({out.get()});
+  REQUIRE(plan.kernels.size() == 1);
+  CHECK(plan.kernels[0].stores.size() == 1);
+}
+
+TEST_CASE("(p * ap).sum is one kernel with one reduction") {
+  NoBudgetFlush guard;
+  H p = upload(DType::SFloat, {8, 8}, iota(64));
+  H ap = upload(DType::SFloat, {8, 8}, iota(64));
+  H prod = wrap(binaryOp(OpKind::Mul, op(*p), op(*ap)));
+  H sum = wrap(reduceOp(OpKind::Sum, *prod, {}, false));
+  Plan plan = explain({sum.get()});
+  REQUIRE(plan.kernels.size() == 1);
+  const Kernel &k = plan.kernels[0];
+  CHECK(k.kind == Kernel::Kind::Elementwise);
+  REQUIRE(k.reduces.size() == 1);
+  CHECK(k.reduces[0].op == OpKind::Sum);
+  CHECK(k.reduces[0].count == 64);
+  CHECK(k.domain == Shape({8, 8}));
+  CHECK(int(k.reduces[0].buffer) == bufferOf(plan, sum->value().get()));
+  // The held product is stored by the same kernel: bytes, not a launch.
+  CHECK(storeTo(k, bufferOf(plan, prod->value().get())) != nullptr);
+}
+
+TEST_CASE("a dropped product inside a sum is never stored") {
+  NoBudgetFlush guard;
+  H p = upload(DType::DFloat, {16}, iota(16));
+  H q = upload(DType::DFloat, {16}, iota(16));
+  H dot = wrap(dotOp(*p, *q));
+  Plan plan = explain({dot.get()});
+  REQUIRE(plan.kernels.size() == 1);
+  CHECK(plan.kernels[0].stores.empty());
+  CHECK(plan.kernels[0].reduces.size() == 1);
+  CHECK(countRole(plan, PlanBuffer::Role::Output) == 1);
+}
+
+TEST_CASE("an axis reduction is an AxisReduce kernel with its prologue inlined") {
+  NoBudgetFlush guard;
+  H a = upload(DType::DFloat, {3, 4}, iota(12));
+  NodeRef twice = binaryOp(OpKind::Mul, op(*a), op(2.0));
+  H t = wrap(twice);
+  H s = wrap(reduceOp(OpKind::Sum, *t, {1}, false));
+  t.reset(); // (a * 2).sum(axis: 1): the temporary was collected
+  Plan plan = explain({s.get()});
+  REQUIRE(plan.kernels.size() == 1);
+  const Kernel &k = plan.kernels[0];
+  CHECK(k.kind == Kernel::Kind::AxisReduce);
+  CHECK(k.reduceAxes == llvm::SmallVector<int32_t, 2>({1}));
+  CHECK(k.domain == Shape({3, 4}));
+  CHECK(k.reduceOutputs() == 3);
+  CHECK(k.reduceLength() == 4);
+  REQUIRE(k.reduces.size() == 1);
+  CHECK(k.reduces[0].count == 4);
+  CHECK(bufferOf(plan, twice.get()) == -1);
+  CHECK(k.why == "reduces over some axes only");
+}
+
+TEST_CASE("keepdims and several axes reduce in one AxisReduce kernel") {
+  NoBudgetFlush guard;
+  H a = upload(DType::SFloat, {2, 3, 4}, iota(24));
+  H m = wrap(reduceOp(OpKind::Max, *a, {0, 2}, true));
+  CHECK(m->shape() == llvm::ArrayRef<int64_t>({1, 3, 1}));
+  Plan plan = explain({m.get()});
+  REQUIRE(plan.kernels.size() == 1);
+  CHECK(plan.kernels[0].kind == Kernel::Kind::AxisReduce);
+  CHECK(plan.kernels[0].reduceAxes == llvm::SmallVector<int32_t, 2>({0, 2}));
+  CHECK(plan.kernels[0].reduceOutputs() == 3);
+}
+
+TEST_CASE("the 5-point stencil as four slice updates is one kernel") {
+  NoBudgetFlush guard;
+  H v = wrap(emptyNode(DType::SFloat, {6, 7}));
+  v->storage().setCurrent(randNode(DType::SFloat, {6, 7}, Scalar::ofFloat(0),
+                                   Scalar::ofFloat(1)));
+  std::vector<H> temps;
+  H ap = laplacian(*v, temps);
+  Plan plan = explain({ap.get(), v.get()});
+  REQUIRE(plan.kernels.size() == 1);
+  const Kernel &k = plan.kernels[0];
+  CHECK(k.kind == Kernel::Kind::Elementwise);
+  CHECK(k.domain == Shape({6, 7}));
+  // One box basis per update, beside the domain.
+  CHECK(k.bases.size() == 5);
+  // Stores: ap, v (Ruby holds both) and the four differences Ruby still
+  // holds, each written from inside its box.
+  int apBuf = bufferOf(plan, ap->value().get());
+  int vBuf = bufferOf(plan, v->value().get());
+  REQUIRE(apBuf >= 0);
+  REQUIRE(vBuf >= 0);
+  CHECK(storeTo(k, apBuf));
+  CHECK(storeTo(k, vBuf));
+  int diffs = 0;
+  for (size_t i = 2; i < temps.size(); i += 3) {
+    int b = bufferOf(plan, temps[i]->value().get());
+    CAPTURE(i);
+    REQUIRE(b >= 0);
+    CHECK(plan.buffers[b].role == PlanBuffer::Role::Output);
+    const Store *s = storeTo(k, b);
+    REQUIRE(s);
+    CHECK(s->index.basis > 0);
+    ++diffs;
+  }
+  CHECK(diffs == 4);
+  CHECK(k.stores.size() == 6);
+  // v is generated, not read: nothing is loaded at all.
+  CHECK(k.loads.empty());
+  CHECK(countRole(plan, PlanBuffer::Role::Temp) == 0);
+}
+
+TEST_CASE("the stencil over an uploaded array reads it once per shift") {
+  NoBudgetFlush guard;
+  H v = upload(DType::DFloat, {5, 5}, iota(25));
+  std::vector<H> temps;
+  H ap = laplacian(*v, temps);
+  temps.clear(); // the GC ran: only ap is live
+  Plan plan = explain({ap.get()});
+  REQUIRE(plan.kernels.size() == 1);
+  const Kernel &k = plan.kernels[0];
+  CHECK(k.bases.size() == 5);
+  CHECK(k.stores.size() == 1);
+  CHECK(countRole(plan, PlanBuffer::Role::Input) == 1);
+  // v itself and v shifted four ways.
+  CHECK(k.loads.size() == 5);
+}
+
+namespace {
+
+/// Builds examples/cg.rb's setup, flushes it, then records `iterations`
+/// iterations of its loop and explains forcing x, r, p and rs_old. With
+/// `holdTemps` every temporary stays wrapped (no GC ran); without, each
+/// iteration's temporaries die at its end.
+Plan cgPlan(int iterations, bool holdTemps) {
+  NoBudgetFlush guard;
+  const int64_t n = 16;
+  seedRandom(0);
+  H b = wrap(emptyNode(DType::SFloat, {n, n}));
+  b->storage().setCurrent(randNode(DType::SFloat, {n, n}, Scalar::ofFloat(0),
+                                   Scalar::ofFloat(1)));
+  H x = wrap(fillNode(DType::SFloat, {n, n}, Scalar::ofInt(0)));
+  H r = wrap(copyOf(*b));
+  H p = wrap(copyOf(*r));
+  H rr = wrap(binaryOp(OpKind::Mul, op(*r), op(*r)));
+  H rsOld = wrap(reduceOp(OpKind::Sum, *rr, {}, false));
+  engine().flush();
+
+  std::vector<H> held;
+  for (int it = 0; it < iterations; ++it) {
+    std::vector<H> temps;
+    H ap = laplacian(*p, temps);
+    H pap = wrap(binaryOp(OpKind::Mul, op(*p), op(*ap)));
+    H papSum = wrap(reduceOp(OpKind::Sum, *pap, {}, false));
+    H alpha = wrap(binaryOp(OpKind::Div, op(*rsOld), op(*papSum)));
+    H pa = wrap(binaryOp(OpKind::Mul, op(*p), op(*alpha)));
+    H xNew = wrap(binaryOp(OpKind::Add, op(*x), op(*pa)));
+    H apa = wrap(binaryOp(OpKind::Mul, op(*ap), op(*alpha)));
+    H rNew = wrap(binaryOp(OpKind::Sub, op(*r), op(*apa)));
+    H rr2 = wrap(binaryOp(OpKind::Mul, op(*rNew), op(*rNew)));
+    H rsNew = wrap(reduceOp(OpKind::Sum, *rr2, {}, false));
+    H beta = wrap(binaryOp(OpKind::Div, op(*rsNew), op(*rsOld)));
+    H pb = wrap(binaryOp(OpKind::Mul, op(*p), op(*beta)));
+    H pNew = wrap(binaryOp(OpKind::Add, op(*rNew), op(*pb)));
+    for (H *t : {&ap, &pap, &papSum, &alpha, &pa, &apa, &rr2, &beta, &pb})
+      temps.push_back(std::move(*t));
+    // The loop variables move on; the old ones are temporaries now.
+    std::swap(x, xNew);
+    std::swap(r, rNew);
+    std::swap(p, pNew);
+    std::swap(rsOld, rsNew);
+    for (H *t : {&xNew, &rNew, &pNew, &rsNew})
+      temps.push_back(std::move(*t));
+    if (holdTemps)
+      for (H &t : temps)
+        held.push_back(std::move(t));
+  }
+  return explain({x.get(), r.get(), p.get(), rsOld.get()});
+}
+
+} // namespace
+
+namespace {
+
+/// How many slice updates (stencil steps) a kernel computes.
+int updatesIn(const Kernel &k) {
+  int n = 0;
+  for (const Node *node : k.nodes)
+    n += node->op() == OpKind::Update;
+  return n;
+}
+
+/// Each further CG iteration adds at most two launches (the stencil with
+/// p.ap fused, and the two axpys with r.r fused), and no kernel computes
+/// more than one stencil: a chain that grows with the loop is never
+/// recomputed (DESIGN.md, "What gets materialized").
+void checkCgSteadyState(bool holdTemps) {
+  Plan two = cgPlan(2, holdTemps);
+  Plan three = cgPlan(3, holdTemps);
+  Plan four = cgPlan(4, holdTemps);
+  CAPTURE(planToText(three));
+  CHECK(three.kernels.size() - two.kernels.size() <= 2);
+  CHECK(four.kernels.size() - three.kernels.size() <= 2);
+  // Two per iteration, and the last p update on its own.
+  CHECK(three.kernels.size() <= 2 * 3 + 1);
+  for (const Kernel &k : three.kernels) {
+    CHECK(k.kind != Kernel::Kind::Scatter);
+    CHECK(updatesIn(k) <= 4);
+  }
+}
+
+} // namespace
+
+TEST_CASE("a CG iteration costs at most two kernels (temporaries held)") {
+  // No GC ran: every temporary is still wrapped, so stored.
+  checkCgSteadyState(/*holdTemps=*/true);
+}
+
+TEST_CASE("a CG iteration costs at most two kernels (temporaries collected)") {
+  // The GC collected each iteration's temporaries and the old loop
+  // variables: r, x and p of earlier iterations are internal now. Fusion
+  // may keep them in registers, but must not recompute r's whole history
+  // in every kernel that reads the latest r.
+  checkCgSteadyState(/*holdTemps=*/false);
+}
+
+TEST_CASE("a shifted view of an expensive expression reads it at a later stage") {
+  NoBudgetFlush guard;
+  FusionLimits limits;
+  H a = upload(DType::DFloat, {32}, iota(32));
+  auto chain = [&](int ops) {
+    NodeRef e = a->value();
+    for (int i = 0; i < ops; ++i) {
+      ArrayHandle cur(e);
+      e = binaryOp(i % 2 ? OpKind::Add : OpKind::Mul, op(cur), op(1.5));
+    }
+    return e;
+  };
+  Layout shifted = Layout::contiguous({31}, 1); // e[1..-1]
+  SUBCASE("past the recompute budget: stored, then read shifted") {
+    NodeRef e = chain(limits.recomputeBudget + 6);
+    H v = wrap(viewOfNode(e, shifted));
+    H out = wrap(binaryOp(OpKind::Add, op(*v), op(1.0)));
+    v.reset();
+    Plan plan = explain({out.get()});
+    REQUIRE(plan.kernels.size() == 2);
+    int eBuf = bufferOf(plan, e.get());
+    REQUIRE(eBuf >= 0);
+    // Nobody holds e: it lives only inside the plan.
+    CHECK(plan.buffers[eBuf].role == PlanBuffer::Role::Temp);
+    CHECK(writerOf(plan, eBuf) == 0);
+    CHECK(plan.kernels[0].stage == 0);
+    CHECK(plan.kernels[1].stage == 1);
+    CHECK(loadsFrom(plan.kernels[1], eBuf));
+    CHECK_FALSE(plan.kernels[1].why.empty());
+  }
+  SUBCASE("within the budget: recomputed at the shifted coordinates") {
+    NodeRef e = chain(4);
+    H v = wrap(viewOfNode(e, shifted));
+    H out = wrap(binaryOp(OpKind::Add, op(*v), op(1.0)));
+    v.reset();
+    Plan plan = explain({out.get()});
+    REQUIRE(plan.kernels.size() == 1);
+    CHECK(bufferOf(plan, e.get()) == -1);
+  }
+}
+
+TEST_CASE("a 0-dim value stored beside an axpy rides in the axpy's kernel") {
+  NoBudgetFlush guard;
+  H a = upload(DType::DFloat, {10}, iota(10));
+  H x = upload(DType::DFloat, {10}, iota(10));
+  H s = wrap(reduceOp(OpKind::Sum, *a, {}, false));
+  H alpha = wrap(binaryOp(OpKind::Div, op(*s), op(2.0)));
+  H pa = wrap(binaryOp(OpKind::Mul, op(*a), op(*alpha)));
+  H y = wrap(binaryOp(OpKind::Add, op(*x), op(*pa)));
+  Plan plan = explain({y.get()});
+  // The sum, then one kernel for alpha and the axpy.
+  REQUIRE(plan.kernels.size() == 2);
+  int alphaBuf = bufferOf(plan, alpha->value().get());
+  int yBuf = bufferOf(plan, y->value().get());
+  REQUIRE(alphaBuf >= 0);
+  REQUIRE(yBuf >= 0);
+  CHECK(writerOf(plan, alphaBuf) == 1);
+  CHECK(writerOf(plan, yBuf) == 1);
+  const Kernel &k = plan.kernels[1];
+  CHECK(k.domain == Shape({10}));
+  const Store *st = storeTo(k, alphaBuf);
+  REQUIRE(st);
+  // Written once, where the domain's axis is 0.
+  CHECK(st->zeroAxes == llvm::SmallVector<int32_t, 4>({0}));
+  CHECK(storeTo(k, yBuf)->zeroAxes.empty());
+}
+
+TEST_CASE("a flat reshape of a pending value reads its buffer at the next stage") {
+  NoBudgetFlush guard;
+  H a = upload(DType::SFloat, {2, 6}, iota(12));
+  H twice = wrap(binaryOp(OpKind::Mul, op(*a), op(2.0)));
+  NodeRef t = twice->value();
+  H r = wrap(reshapeNode(*twice, {3, 4}));
+  twice.reset(); // (a * 2).reshape(3, 4): the temporary was collected
+  Plan plan = explain({r.get()});
+  REQUIRE(plan.kernels.size() == 2);
+  int tBuf = bufferOf(plan, t.get());
+  REQUIRE(tBuf >= 0);
+  CHECK(plan.buffers[tBuf].role == PlanBuffer::Role::Temp);
+  CHECK(writerOf(plan, tBuf) == 0);
+  CHECK(plan.kernels[1].stage > plan.kernels[0].stage);
+  CHECK(plan.kernels[1].domain == Shape({3, 4}));
+  CHECK(loadsFrom(plan.kernels[1], tBuf));
+}
+
+TEST_CASE("reshape! through a pending value reads the value's buffer") {
+  NoBudgetFlush guard;
+  H a = upload(DType::DFloat, {4, 6}, iota(24));
+  H e = wrap(unaryOp(OpKind::Neg, *a));
+  // e.reshape!(3, 8) then e[true, 1..2] + 1: a flat view of a pending node.
+  e->reshapeInPlace({3, 8});
+  H col = view(*e, {all(), range(1, 2)});
+  H out = wrap(binaryOp(OpKind::Add, op(*col), op(1.0)));
+  Plan plan = explain({out.get()});
+  REQUIRE(plan.kernels.size() == 2);
+  int eBuf = bufferOf(plan, e->storage().current());
+  REQUIRE(eBuf >= 0);
+  CHECK(writerOf(plan, eBuf) == 0);
+  CHECK(loadsFrom(plan.kernels[1], eBuf));
+}
+
+TEST_CASE("the stored set: wrapped nodes are outputs, the rest stays in registers") {
+  NoBudgetFlush guard;
+  H a = upload(DType::DFloat, {4, 4}, iota(16));
+  NodeRef t1 = binaryOp(OpKind::Mul, op(*a), op(*a));
+  H h1(new ArrayHandle(t1));
+  NodeRef t2 = binaryOp(OpKind::Add, op(*h1), op(1.0));
+  H h2(new ArrayHandle(t2));
+  NodeRef t3 = unaryOp(OpKind::Abs, *h2);
+  H h3(new ArrayHandle(t3));
+  H out = wrap(binaryOp(OpKind::Sub, op(*h3), op(*h1)));
+  h2.reset();
+  h3.reset(); // t2 and t3 are internal now; t1 is still held
+  Plan plan = explain({out.get()});
+  REQUIRE(plan.kernels.size() == 1);
+  CHECK(bufferOf(plan, t2.get()) == -1);
+  CHECK(bufferOf(plan, t3.get()) == -1);
+  int b1 = bufferOf(plan, t1.get());
+  int bo = bufferOf(plan, out->value().get());
+  REQUIRE(b1 >= 0);
+  REQUIRE(bo >= 0);
+  CHECK(plan.buffers[b1].role == PlanBuffer::Role::Output);
+  CHECK(plan.buffers[bo].role == PlanBuffer::Role::Output);
+  CHECK(plan.storedNodes.size() == 2);
+  CHECK(countRole(plan, PlanBuffer::Role::Temp) == 0);
+}
+
+TEST_CASE("explain stores the roots it was asked about, wrapped or not") {
+  NoBudgetFlush guard;
+  H a = upload(DType::DFloat, {3}, iota(3));
+  NodeRef e = unaryOp(OpKind::Neg, *a);
+  Plan plan = engine().explain({e});
+  REQUIRE(plan.kernels.size() == 1);
+  int b = bufferOf(plan, e.get());
+  REQUIRE(b >= 0);
+  CHECK(plan.buffers[b].role == PlanBuffer::Role::Output);
+  // Explaining runs nothing.
+  CHECK(e->isPending());
+}
+
+TEST_CASE("explain of materialized values is an empty plan") {
+  H a = upload(DType::DFloat, {3}, iota(3));
+  Plan plan = explain({a.get()});
+  CHECK(plan.empty());
+  CHECK(plan.nodes.empty());
+}
+
+TEST_CASE("a write no box fits becomes a scatter after a copy of its base") {
+  NoBudgetFlush guard;
+  H a = upload(DType::DFloat, {4, 6}, iota(24));
+  H flat = std::make_unique<ArrayHandle>(a->storageRef(), a->layout());
+  flat->reshapeInPlace({3, 8});
+  assign(*flat, {all(), range(1, 2)}, Scalar::ofFloat(7));
+  Plan plan = explain({a.get()});
+  REQUIRE(plan.kernels.size() == 2);
+  CHECK(plan.kernels[0].kind == Kernel::Kind::Elementwise);
+  CHECK(plan.kernels[1].kind == Kernel::Kind::Scatter);
+  CHECK(plan.kernels[1].stage > plan.kernels[0].stage);
+  CHECK(plan.kernels[1].domain == Shape({3, 2}));
+  CHECK(plan.kernels[1].why == "writes a target no slice box fits");
+}
+
+TEST_CASE("plan_print: text and dot name the kernels and their ops") {
+  NoBudgetFlush guard;
+  H a = upload(DType::SFloat, {2, 3}, iota(6));
+  H b = upload(DType::SFloat, {3}, iota(3));
+  H m = wrap(binaryOp(OpKind::Mul, op(*a), op(*b)));
+  H s = wrap(reduceOp(OpKind::Sum, *m, {1}, false));
+  Plan plan = explain({s.get()});
+  std::vector<KernelSummary> ks = summarize(plan);
+  REQUIRE(ks.size() == plan.kernels.size());
+  REQUIRE(ks.size() == 2);
+  CHECK(ks[0].kind == "elementwise");
+  CHECK(ks[0].ops == std::vector<std::string>{"mul"});
+  CHECK(ks[1].kind == "reduction");
+  CHECK(ks[1].ops == std::vector<std::string>{"mul", "sum"});
+  CHECK(ks[1].why == "reduces over some axes only");
+  CHECK(ks[0].inputs.size() == 2);
+  CHECK(ks[0].outputs == std::vector<std::string>{"%0 SFloat[2,3] (out)"});
+
+  std::string text = planToText(plan);
+  CAPTURE(text);
+  CHECK(text.rfind("Cumo::Plan: 2 kernels\n", 0) == 0);
+  CHECK(text.find("  [0] elementwise (mul)\n") != std::string::npos);
+  CHECK(text.find("  [1] reduction (mul, sum)\n") != std::string::npos);
+  CHECK(text.find("      writes %0 SFloat[2,3] (out)\n") != std::string::npos);
+  CHECK(text.find("      why: reduces over some axes only\n") != std::string::npos);
+
+  std::string dot = planToDot(plan);
+  CAPTURE(dot);
+  CHECK(dot.rfind("digraph plan {", 0) == 0);
+  CHECK(dot.find("subgraph cluster_0") != std::string::npos);
+  CHECK(dot.find("subgraph cluster_1") != std::string::npos);
+  CHECK(dot.find("label=\"mul\\nSFloat[2,3]\"") != std::string::npos);
+  CHECK(dot.find("label=\"sum\\nSFloat[2]\"") != std::string::npos);
+  CHECK(dot.find("label=\"buffer\\nSFloat[3]\"") != std::string::npos);
+  CHECK(dot.find("->") != std::string::npos);
+  CHECK(dot.substr(dot.size() - 2) == "}\n");
+}
+
+TEST_CASE("plan_print: one kernel reads as singular") {
+  NoBudgetFlush guard;
+  H a = upload(DType::DFloat, {3}, iota(3));
+  H e = wrap(unaryOp(OpKind::Exp, *a));
+  std::string text = planToText(explain({e.get()}));
+  CHECK(text.rfind("Cumo::Plan: 1 kernel\n  [0] elementwise (exp)\n", 0) == 0);
+}
+
+TEST_CASE("a plan's structure does not depend on Ruby Float values") {
+  // Scalars are kernel parameters, so the same loop body with other
+  // numbers gives the same kernels.
+  NoBudgetFlush guard;
+  H a = upload(DType::DFloat, {8}, iota(8));
+  auto build = [&](double c) {
+    H m = wrap(binaryOp(OpKind::Mul, op(*a), op(c)));
+    H out = wrap(binaryOp(OpKind::Add, op(*m), op(c * 3)));
+    Plan p = explain({out.get()});
+    return p;
+  };
+  Plan p1 = build(1.5), p2 = build(-7.25);
+  REQUIRE(p1.kernels.size() == 1);
+  REQUIRE(p2.kernels.size() == 1);
+  CHECK(p1.kernels[0].values.size() == p2.kernels[0].values.size());
+  CHECK(p1.kernels[0].params.size() == p2.kernels[0].params.size());
+  CHECK(p1.kernels[0].params.size() == 2);
+  CHECK(p1.kernels[0].params[0].value.f == 1.5);
+  CHECK(p2.kernels[0].params[0].value.f == -7.25);
+}
+
+TEST_CASE("a loop-carried value whose old versions died is not recomputed") {
+  // for k in 0...8: r = r - r.sum  (the old r collected each time).
+  // Each r_k is needed at two stages (by its own sum, and by r_{k+1} after
+  // that sum), so recomputing it inline makes kernel k carry all of
+  // r_0 - s_0 - ... - s_{k-1}: a chain that grows with the loop.
+  NoBudgetFlush guard;
+  H r = upload(DType::DFloat, {64}, iota(64));
+  const int iterations = 8;
+  for (int k = 0; k < iterations; ++k) {
+    H s = wrap(reduceOp(OpKind::Sum, *r, {}, false));
+    r = wrap(binaryOp(OpKind::Sub, op(*r), op(*s)));
+  }
+  Plan plan = explain({r.get()});
+  CAPTURE(planToText(plan));
+  for (const Kernel &k : plan.kernels) {
+    int subs = 0;
+    for (const Node *n : k.nodes)
+      subs += n->op() == OpKind::Sub;
+    CHECK(subs <= 2);
+  }
+  CHECK(plan.kernels.size() <= size_t(iterations) + 1);
+}

@@ -1,0 +1,67 @@
+# The differential test: every case of diff_cases.rb runs on the CUDA
+# executor and on the CPU reference, each in a child process, and the
+# answers must agree: bit for bit for integers, elementwise float
+# arithmetic (no FMA contraction, the same element functions) and rand;
+# within a few ulps for transcendentals; within a tolerance scaled to the
+# length for reductions, whose order differs. Exits 77 (skipped) without
+# a GPU.
+require "rbconfig"
+
+here = __dir__
+child = File.join(here, "diff_child.rb")
+
+def run_child(child, device)
+  out = IO.popen({ "CUMO_DEVICE" => device }, [RbConfig.ruby, child], "rb", &:read)
+  raise "child on #{device} failed (#{$?.exitstatus})" unless $?.success?
+  Marshal.load(out)
+end
+
+gpu_probe = IO.popen([RbConfig.ruby, "-e", 'require "cumo"; print Cumo.gpu?'], &:read)
+if gpu_probe.strip != "true"
+  puts "no GPU: skipped"
+  exit 77
+end
+
+cpu = run_child(child, "cpu")
+cuda = run_child(child, "cuda")
+
+def close?(a, b, tol)
+  return a == b if a.is_a?(Integer) || b.is_a?(Integer)
+  return true if a.equal?(b) || a == b
+  return a.nan? && b.nan? if a.nan? || b.nan?
+  return false if a.infinite? || b.infinite?
+  (a - b).abs <= tol * [a.abs, b.abs, 1e-30].max
+end
+
+failures = []
+cpu.each do |name, want|
+  got = cuda[name]
+  if got.nil?
+    failures << "#{name}: missing on cuda"
+    next
+  end
+  want.zip(got).each_with_index do |(w, g), i|
+    if w[:class] != g[:class] || w[:shape] != g[:shape]
+      failures << "#{name}[#{i}]: #{g[:class]}#{g[:shape]} vs #{w[:class]}#{w[:shape]}"
+      next
+    end
+    single = w[:class].end_with?("SFloat")
+    tol = if name =~ /sum|mean|dot|cg|big|rows/ then single ? 2e-4 : 1e-10
+          elsif name =~ /pow|sqrt|exp|log/ then single ? 4e-7 : 1e-15
+          else 0.0
+          end
+    bad = w[:values].each_with_index.reject { |x, j| close?(x, g[:values][j], tol) }
+    next if bad.empty?
+    x, j = bad.first
+    failures << "#{name}[#{i}]: #{bad.size} of #{w[:values].size} differ, " \
+                "first at #{j}: cuda #{g[:values][j].inspect} cpu #{x.inspect}"
+  end
+end
+
+puts "#{cpu.size} cases compared"
+if failures.empty?
+  puts "all agree"
+  exit 0
+end
+puts failures
+exit 1

@@ -1,0 +1,230 @@
+# frozen_string_literal: true
+
+# The lazy engine as a user sees it: Cumo.explain and its Cumo::Plan (which
+# runs nothing), fusion of elementwise chains, of a reduction's prologue and
+# of the stencil's slice updates into one kernel each, 0-dim results that
+# stay on the device, Cumo.stats and Cumo.reset_stats, Cumo.sync, the bound
+# on a loop that never reads, and a memory pool that stays flat.
+require "minitest/autorun"
+require "cumo/narray"
+
+class TestLazy < Minitest::Test
+  STATS_KEYS = %i[kernels_launched graphs_built graph_instantiations graph_updates
+                  graph_replays graph_cache_hits graph_cache_misses nvrtc_compiles
+                  disk_cache_hits host_syncs bytes_allocated].freeze
+  PLAN_KINDS = %i[elementwise reduction rowwise library copy].freeze
+
+  # A * v for the 5-point Laplacian, written as examples/cg.rb writes it.
+  def laplacian(v)
+    ap = v * 4.0
+    ap[1..-1, true] -= v[0..-2, true]
+    ap[0..-2, true] -= v[1..-1, true]
+    ap[true, 1..-1] -= v[true, 0..-2]
+    ap[true, 0..-2] -= v[true, 1..-1]
+    ap
+  end
+
+  # Arrays whose values are on the device already, so a plan shows only
+  # what the test records after this.
+  def materialized(*arrays)
+    Cumo.sync
+    arrays
+  end
+
+  # ---- explain -----------------------------------------------------------
+
+  def test_explain_answers_a_plan
+    a, b = materialized(Cumo::SFloat.new(4, 5).rand, Cumo::SFloat.new(5).rand)
+    plan = Cumo.explain(a * b + 1.0)
+    assert_instance_of Cumo::Plan, plan
+    assert_instance_of Array, plan.kernels
+    refute_empty plan.kernels
+    plan.kernels.each do |k|
+      assert_instance_of Hash, k
+      assert_includes PLAN_KINDS, k[:kind]
+      assert_instance_of Array, k[:ops]
+      assert_instance_of Array, k[:inputs]
+      assert_instance_of Array, k[:outputs]
+      assert k.key?(:why)
+    end
+    assert_instance_of String, plan.to_s
+    refute_empty plan.to_s
+    assert plan.to_dot.start_with?("digraph"), plan.to_dot[0, 40]
+  end
+
+  def test_explain_runs_and_counts_nothing
+    a, = materialized(Cumo::DFloat.new(100).rand)
+    c = (a * 2.0 + 1.0).sum
+    Cumo.reset_stats
+    before = Cumo.stats
+    first = Cumo.explain(c)
+    assert_equal before, Cumo.stats
+    # still pending: asked again, it gives the same plan
+    assert_equal first.kernels, Cumo.explain(c).kernels
+    want = a.to_a.sum { |v| v * 2.0 + 1.0 }
+    assert_in_delta want, Float(c), 1e-9, "after explain, the read still runs"
+  end
+
+  def test_explain_includes_pending_inputs
+    r = Cumo::DFloat.new(4).rand # pending itself
+    ops = Cumo.explain(r * 2).kernels.flat_map { |k| k[:ops] }
+    assert_includes ops, :rand
+  end
+
+  def test_explain_of_several_arrays
+    a, = materialized(Cumo::DFloat.new(8).rand)
+    plan = Cumo.explain(a + 1, a * 2)
+    assert_equal 1, plan.kernels.size
+  end
+
+  def test_nothing_pending_after_sync
+    a, = materialized(Cumo::DFloat.new(4).seq)
+    c = a + 1
+    Cumo.sync
+    assert_empty Cumo.explain(c).kernels
+    assert_equal [1.0, 2.0, 3.0, 4.0], c.to_a
+  end
+
+  # ---- fusion ----------------------------------------------------------------
+
+  def test_an_elementwise_chain_with_broadcasts_is_one_kernel
+    a, b, c = materialized(Cumo::SFloat.new(4, 5).rand, Cumo::SFloat.new(5).rand,
+                           Cumo::SFloat.new(4, 1).rand)
+    y = ((a * 2.0 + b) * (a - c) / (b + 1.0)) - 3.0
+    kernels = Cumo.explain(y).kernels
+    assert_equal 1, kernels.size, Cumo.explain(y).to_s
+    assert_equal :elementwise, kernels[0][:kind]
+  end
+
+  def test_a_dot_product_written_out_is_one_kernel
+    p_dir, ap = materialized(Cumo::SFloat.new(16, 16).rand, Cumo::SFloat.new(16, 16).rand)
+    plan = Cumo.explain((p_dir * ap).sum)
+    assert_equal 1, plan.kernels.size, plan.to_s
+    assert_equal :reduction, plan.kernels[0][:kind]
+    assert_includes plan.kernels[0][:ops], :mul
+  end
+
+  def test_the_stencil_written_with_slice_updates_is_one_kernel
+    v, = materialized(Cumo::DFloat.new(8, 8).rand)
+    ap = laplacian(v)
+    plan = Cumo.explain(ap)
+    assert_equal 1, plan.kernels.size, plan.to_s
+    assert_equal :elementwise, plan.kernels[0][:kind]
+    # and it computes the stencil
+    vv = v.to_a
+    want = Array.new(8) do |i|
+      Array.new(8) do |j|
+        nb = [[i - 1, j], [i + 1, j], [i, j - 1], [i, j + 1]]
+             .select { |y, x| y.between?(0, 7) && x.between?(0, 7) }.sum { |y, x| vv[y][x] }
+        4.0 * vv[i][j] - nb
+      end
+    end
+    assert_nested_in_delta want, ap.to_a, 1e-12
+  end
+
+  # ---- 0-dim results stay on the device -------------------------------------------
+
+  def test_a_0_dim_result_feeds_elementwise_ops_without_a_host_sync
+    a, = materialized(Cumo::DFloat.new(100).rand)
+    Cumo.reset_stats
+    s = a.sum
+    b = a * s + s / 2
+    Cumo.explain(b)
+    assert_equal 0, Cumo.stats[:host_syncs], "recording and explaining must not sync"
+    got = b.to_a
+    assert_operator Cumo.stats[:host_syncs], :>=, 1, "a read is a host sync"
+    sum = a.to_a.sum
+    assert_in_delta a.aref_cpu(3) * sum + sum / 2, got[3], 1e-9
+  end
+
+  def test_a_cg_style_loop_never_syncs_until_it_reads
+    p_dir, r = materialized(Cumo::SFloat.new(16, 16).rand, Cumo::SFloat.new(16, 16).rand)
+    x = Cumo::SFloat.zeros(16, 16)
+    rs_old = (r * r).sum
+    Cumo.reset_stats
+    10.times do
+      ap = laplacian(p_dir)
+      alpha = rs_old / (p_dir * ap).sum
+      x += p_dir * alpha
+      r -= ap * alpha
+      rs_new = (r * r).sum
+      p_dir = r + p_dir * (rs_new / rs_old)
+      rs_old = rs_new
+    end
+    assert_equal 0, Cumo.stats[:host_syncs]
+    assert Float(rs_old).finite?
+    assert_operator Cumo.stats[:host_syncs], :>=, 1
+  end
+
+  # ---- stats and sync ------------------------------------------------------------
+
+  def test_stats_keys_and_reset
+    a, = materialized(Cumo::DFloat.new(10).seq)
+    (a + 1).to_a
+    stats = Cumo.stats
+    assert_instance_of Hash, stats
+    STATS_KEYS.each do |k|
+      assert stats.key?(k), "Cumo.stats lacks #{k.inspect}"
+      assert_kind_of Integer, stats[k]
+      assert_operator stats[k], :>=, 0
+    end
+    Cumo.reset_stats
+    assert(Cumo.stats.values.all?(&:zero?), Cumo.stats.inspect)
+  end
+
+  def test_a_read_launches_kernels
+    a, = materialized(Cumo::DFloat.new(10).seq)
+    Cumo.reset_stats
+    (a * 3).to_a
+    assert_operator Cumo.stats[:kernels_launched], :>=, 1
+  end
+
+  def test_sync_answers_nil_and_runs_everything
+    a = Cumo::DFloat.new(10).seq * 2
+    assert_nil Cumo.sync
+    assert_empty Cumo.explain(a).kernels
+    assert_equal 18.0, a.aref_cpu(9)
+  end
+
+  # ---- a loop that never reads stays bounded -----------------------------------------
+
+  def test_a_loop_that_never_reads_flushes_on_its_own
+    x = Cumo::DFloat.zeros(10)
+    y = Cumo::Int32.zeros(3)
+    Cumo.sync
+    Cumo.reset_stats
+    2000.times do
+      x = x + 1
+      y = y + 2
+    end
+    assert_operator Cumo.stats[:budget_flushes], :>, 0
+    assert_equal [2000.0] * 10, x.to_a
+    assert_equal [4000] * 3, y.to_a
+  end
+
+  def test_memory_stays_flat_over_many_iterations
+    v = Cumo::SFloat.new(64, 64).rand
+    x = Cumo::SFloat.zeros(64, 64)
+    used = []
+    600.times do |i|
+      x += laplacian(v) * 0.01
+      v = v * 0.5 + 0.25
+      next unless [199, 599].include?(i)
+
+      Cumo.sync
+      GC.start
+      used << Cumo::CUDA::MemoryPool.used_bytes
+    end
+    slack = 8 * 64 * 64 * 4 # a few buffers of the loop's size
+    assert_operator used[1], :<=, used[0] + slack, "used_bytes grew: #{used.inspect}"
+    assert x.to_a.flatten.all?(&:finite?)
+  end
+
+  private
+
+  def assert_nested_in_delta(want, got, delta)
+    want.flatten.zip(got.flatten).each_with_index do |(w, g), i|
+      assert_in_delta w, g, delta, "element #{i}"
+    end
+  end
+end

@@ -1,0 +1,225 @@
+# frozen_string_literal: true
+
+# Reductions: sum, prod, max, min, mean over all axes (a 0-dim NArray, the
+# spec's departure from Numo) or over some (axis:, negative, Array,
+# positional), keepdims:, result classes, NaN handling of max and min, dot
+# of 1-D arrays, count_true and count_false; Float() and Integer() of 0-dim
+# results; compatible mode, from Ruby and from CUMO_COMPATIBLE_MODE.
+require "minitest/autorun"
+require "rbconfig"
+require "open3"
+require "cumo/narray"
+
+class TestReductions < Minitest::Test
+  SIGNED = [Cumo::Int8, Cumo::Int16, Cumo::Int32, Cumo::Int64].freeze
+  UNSIGNED = [Cumo::UInt8, Cumo::UInt16, Cumo::UInt32, Cumo::UInt64].freeze
+  FLOATS = [Cumo::SFloat, Cumo::DFloat].freeze
+
+  def setup
+    @i = Cumo::Int32.new(3, 4).seq   # [[0..3], [4..7], [8..11]]
+    @d = Cumo::DFloat.new(3, 4).seq
+  end
+
+  def teardown
+    Cumo.disable_compatible_mode
+  end
+
+  # ---- full reductions answer 0-dim arrays ------------------------------------
+
+  def test_full_reductions_are_0_dim_narrays
+    {sum: 66.0, prod: 0.0, max: 11.0, min: 0.0, mean: 5.5}.each do |op, want|
+      r = @d.public_send(op)
+      assert_instance_of Cumo::DFloat, r, op.to_s
+      assert_equal [], r.shape, op.to_s
+      assert_equal want, Float(r), op.to_s
+    end
+    assert_equal 39_916_800, Integer(Cumo::Int32.new(11).seq(1).prod)
+    assert_equal "Cumo::Int64#shape=[]\n66", @i.sum.inspect
+  end
+
+  def test_float_and_integer_read_0_dim_results
+    assert_equal 66.0, Float(@i.sum)
+    assert_equal 66, Integer(@i.sum)
+    assert_equal 5, Integer(@d.mean) # truncated, as Float#to_i
+    assert_equal 3.0, Float(Cumo::DFloat[3]) # any size-1 array
+    assert_equal 3, Integer(Cumo::DFloat[3.7])
+    assert_instance_of Integer, Integer(@i.max)
+  end
+
+  # ---- axes ------------------------------------------------------------------
+
+  def test_axis_keyword_integer_and_negative
+    assert_equal [12, 15, 18, 21], @i.sum(axis: 0).to_a
+    assert_equal [6, 22, 38], @i.sum(axis: 1).to_a
+    assert_equal [6, 22, 38], @i.sum(axis: -1).to_a
+    assert_equal [12, 15, 18, 21], @i.sum(axis: -2).to_a
+  end
+
+  def test_axis_array_and_positional_axes
+    assert_equal 66, Integer(@i.sum(axis: [0, 1]))
+    assert_equal [], @i.sum(axis: [0, 1]).shape
+    assert_equal [12, 15, 18, 21], @i.sum(0).to_a
+    assert_equal 66, Integer(@i.sum(0, 1))
+    b = Cumo::Int32.new(2, 3, 4).seq
+    assert_equal [60, 66, 72, 78], b.sum(0, 1).to_a
+    assert_equal [[12, 15, 18, 21], [48, 51, 54, 57]], b.sum(axis: 1).to_a
+  end
+
+  def test_keepdims
+    assert_equal [[66]], @i.sum(keepdims: true).to_a
+    assert_equal [1, 1], @i.sum(keepdims: true).shape
+    assert_equal [[12, 15, 18, 21]], @i.sum(axis: 0, keepdims: true).to_a
+    assert_equal [[3.0], [7.0], [11.0]], @d.max(axis: 1, keepdims: true).to_a
+  end
+
+  def test_each_op_along_an_axis
+    assert_equal [0, 840, 7920], @i.prod(axis: 1).to_a
+    assert_equal [8, 9, 10, 11], @i.max(axis: 0).to_a
+    assert_equal [0, 4, 8], @i.min(1).to_a
+    assert_equal [4.0, 5.0, 6.0, 7.0], @d.mean(axis: 0).to_a
+    assert_equal [1.5, 5.5, 9.5], @d.mean(axis: 1).to_a
+  end
+
+  def test_reduction_of_a_view
+    v = @d[true, (0..).step(2)] # columns 0 and 2
+    assert_equal [12.0, 18.0], v.sum(axis: 0).to_a
+    assert_equal 30.0, Float(v.sum)
+    assert_equal [3.0, 7.0, 11.0], @d.transpose.max(axis: 0).to_a
+  end
+
+  # ---- result classes --------------------------------------------------------
+
+  def test_result_classes
+    SIGNED.each do |k|
+      x = k[1, 2]
+      assert_instance_of Cumo::Int64, x.sum, k.name
+      assert_instance_of Cumo::Int64, x.prod, k.name
+      assert_instance_of k, x.max, k.name
+      assert_instance_of k, x.min, k.name
+    end
+    UNSIGNED.each do |k|
+      x = k[1, 2]
+      assert_instance_of Cumo::UInt64, x.sum, k.name
+      assert_instance_of Cumo::UInt64, x.prod, k.name
+      assert_instance_of k, x.max, k.name
+    end
+    FLOATS.each do |k|
+      x = k[1, 2]
+      %i[sum prod max min mean].each { |op| assert_instance_of k, x.public_send(op), "#{k}##{op}" }
+    end
+  end
+
+  def test_integer_sums_accumulate_in_64_bits
+    assert_equal 200, Integer(Cumo::Int8[100, 100].sum)
+    assert_equal 510, Integer(Cumo::UInt8[255, 255].sum)
+    assert_equal 2**32, Integer(Cumo::Int32[65536, 65536].prod)
+  end
+
+  # ---- NaN -------------------------------------------------------------------
+
+  def test_max_and_min_skip_nan
+    a = Cumo::DFloat[1, Float::NAN, 3]
+    assert_equal 3.0, Float(a.max)
+    assert_equal 1.0, Float(a.min)
+    assert_equal 2.0, Float(Cumo::DFloat[Float::NAN, 2].max)
+    assert_equal [2.0, 5.0], Cumo::SFloat[[Float::NAN, 2], [5, Float::NAN]].max(axis: 1).to_a
+  end
+
+  def test_sum_and_mean_propagate_nan
+    assert Float(Cumo::DFloat[1, Float::NAN].sum).nan?
+    assert Float(Cumo::DFloat[1, Float::NAN].mean).nan?
+  end
+
+  # ---- dot -------------------------------------------------------------------
+
+  def test_dot_of_1d_arrays_is_0_dim
+    r = Cumo::DFloat[1, 2, 3].dot(Cumo::DFloat[4, 5, 6])
+    assert_instance_of Cumo::DFloat, r
+    assert_equal [], r.shape
+    assert_equal 32.0, Float(r)
+    assert_equal 32, Integer(Cumo::Int32[1, 2, 3].dot(Cumo::Int32[4, 5, 6]))
+    assert_instance_of Cumo::SFloat, Cumo::SFloat[1, 2].dot(Cumo::SFloat[3, 4])
+  end
+
+  # ---- count_true and count_false ----------------------------------------------
+
+  def test_count_true_and_count_false
+    b = Cumo::Bit[1, 0, 1, 1]
+    assert_equal [], b.count_true.shape
+    assert_equal 3, Integer(b.count_true)
+    assert_equal 1, Integer(b.count_false)
+    assert_equal 3, b.count_true_cpu
+    assert_equal 1, b.count_false_cpu
+    m = Cumo::Bit[[1, 0], [1, 1]]
+    assert_equal [2, 1], m.count_true(axis: 0).to_a
+    assert_equal [1, 0], m.count_false(axis: 1).to_a
+  end
+
+  def test_count_of_a_comparison
+    assert_equal 4, Integer((@d > 7).count_true)
+    assert_equal 8, Integer((@d > 7).count_false)
+  end
+
+  # ---- compatible mode ----------------------------------------------------------
+
+  def test_compatible_mode_switch
+    Cumo.enable_compatible_mode
+    assert_equal true, Cumo.compatible_mode_enabled?
+    Cumo.disable_compatible_mode
+    assert_equal false, Cumo.compatible_mode_enabled?
+  end
+
+  def test_compatible_mode_answers_ruby_numbers
+    Cumo.enable_compatible_mode
+    assert_equal 66, @i.sum
+    assert_instance_of Integer, @i.sum
+    assert_equal 5.5, @d.mean
+    assert_equal 11.0, @d.max
+    assert_equal 32.0, Cumo::DFloat[1, 2, 3].dot(Cumo::DFloat[4, 5, 6])
+    assert_equal 3, Cumo::Bit[1, 0, 1, 1].count_true
+    assert_instance_of Cumo::Int64, @i.sum(axis: 0) # not 0-dim: unchanged
+    # extract_cpu is an NArray method; the result is already a Ruby number.
+    assert_raises(NoMethodError) { @d.sum.extract_cpu }
+    # Kernel#Float reads either representation.
+    assert_equal 66.0, Float(@d.sum)
+  end
+
+  def test_the_cpu_methods_do_not_depend_on_the_mode
+    [false, true].each do |on|
+      on ? Cumo.enable_compatible_mode : Cumo.disable_compatible_mode
+      assert_equal false, Cumo::SFloat[5.0].aref_cpu(0) < 1.0
+      assert_equal 66.0, Float(@d.sum)
+    end
+  end
+
+  def test_cumo_compatible_mode_environment_flag
+    script = 'require "cumo/narray"; print Cumo.compatible_mode_enabled?, " ", ' \
+             'Cumo::DFloat[1, 2].sum.class'
+    %w[1 on ON yes Yes true TRUE].each do |value|
+      out, err = run_ruby(script, value)
+      assert_equal "true Float", out, value
+      assert_empty err, value
+    end
+    %w[0 off Off no NO false False].each do |value|
+      out, err = run_ruby(script, value)
+      assert_equal "false Cumo::DFloat", out, value
+      assert_empty err, value
+    end
+    %w[maybe 2 enabled].each do |value|
+      out, err = run_ruby(script, value)
+      assert_equal "false Cumo::DFloat", out, value # keeps the default
+      assert_match(/CUMO_COMPATIBLE_MODE/, err, value)
+    end
+  end
+
+  private
+
+  # Runs `script` in a child Ruby with CUMO_COMPATIBLE_MODE set, on the
+  # executor this process uses (CUMO_DEVICE and RUBYLIB are inherited).
+  def run_ruby(script, value)
+    out, err, status = Open3.capture3({"CUMO_COMPATIBLE_MODE" => value},
+                                      RbConfig.ruby, "-e", script)
+    assert status.success?, "ruby -e failed for #{value}: #{err}"
+    [out, err]
+  end
+end

@@ -1,0 +1,135 @@
+// What the doctest suites of fusion/ and graph/ share: building arrays the
+// way ruby/ does (handles over storages, views through indexLayout, slice
+// updates through assignValue) and reading them back.
+#pragma once
+
+#include "core/array.h"
+#include "core/error.h"
+#include "core/pending.h"
+#include "graph/engine.h"
+#include "ops/creation.h"
+#include "ops/elementwise.h"
+#include "ops/indexing.h"
+#include "ops/record.h"
+#include "ops/reduction.h"
+#include "ops/shape_ops.h"
+
+#include "doctest_printers.h"
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace cumo::test {
+
+/// A Ruby object's handle: alive while the test holds it.
+using H = std::unique_ptr<ArrayHandle>;
+
+/// Starts the engine (and so the device) once.
+inline Engine &engine() { return Engine::get(); }
+
+/// A new handle wrapping `n`, as a Ruby op result is wrapped.
+inline H wrap(NodeRef n) { return std::make_unique<ArrayHandle>(std::move(n)); }
+
+inline Operand op(const ArrayHandle &h) { return Operand::of(h); }
+inline Operand op(double v) { return Operand::of(Scalar::ofFloat(v)); }
+inline Operand opInt(int64_t v) { return Operand::of(Scalar::ofInt(v)); }
+
+/// An inclusive Ruby range begin..end, negative ends counting from the end.
+inline IndexItem range(int64_t begin, int64_t end, int64_t step = 1) {
+  IndexItem it;
+  it.kind = IndexItem::Kind::Range;
+  it.begin = begin;
+  it.end = end;
+  it.hasBegin = it.hasEnd = true;
+  it.step = step;
+  return it;
+}
+inline IndexItem all() { return IndexItem::all(); }
+inline IndexItem at(int64_t i) { return IndexItem::integer(i); }
+
+/// a[items]: a view onto a's storage.
+inline H view(const ArrayHandle &a, std::vector<IndexItem> items) {
+  return std::make_unique<ArrayHandle>(a.storageRef(),
+                                       indexLayout(a.layout(), items, "[]"));
+}
+
+/// a[items] = value, as ruby/indexing.cpp's []= does it for an NArray value.
+inline void assign(ArrayHandle &a, std::vector<IndexItem> items,
+                   const ArrayHandle &value) {
+  Layout target = indexLayout(a.layout(), items, "[]=");
+  ArrayHandle v(a.storageRef(), target);
+  assignValue(v, castNode(broadcastNode(value.value(), target.shape, "[]="), a.dtype()),
+              "[]=");
+}
+
+/// a[items] = scalar.
+inline void assign(ArrayHandle &a, std::vector<IndexItem> items, Scalar s) {
+  Layout target = indexLayout(a.layout(), items, "[]=");
+  ArrayHandle v(a.storageRef(), target);
+  assignValue(v, fillNode(a.dtype(), target.shape, s), "[]=");
+}
+
+/// a[ia] -= b[ib], as Ruby runs it: a[ia] = a[ia] - b[ib]. The temporaries
+/// Ruby would still hold (the two views and the difference) go to `temps`.
+inline void subAssign(ArrayHandle &a, std::vector<IndexItem> ia,
+                      const ArrayHandle &b, std::vector<IndexItem> ib,
+                      std::vector<H> &temps) {
+  H lhs = view(a, ia);
+  H rhs = view(b, ib);
+  H diff = wrap(binaryOp(OpKind::Sub, op(*lhs), op(*rhs)));
+  assign(a, ia, *diff);
+  temps.push_back(std::move(lhs));
+  temps.push_back(std::move(rhs));
+  temps.push_back(std::move(diff));
+}
+
+/// The CG stencil of examples/cg.rb: ap = v * 4 and four slice updates.
+inline H laplacian(const ArrayHandle &v, std::vector<H> &temps) {
+  H ap = wrap(binaryOp(OpKind::Mul, op(v), op(4.0)));
+  subAssign(*ap, {range(1, -1), all()}, v, {range(0, -2), all()}, temps);
+  subAssign(*ap, {range(0, -2), all()}, v, {range(1, -1), all()}, temps);
+  subAssign(*ap, {all(), range(1, -1)}, v, {all(), range(0, -2)}, temps);
+  subAssign(*ap, {all(), range(0, -2)}, v, {all(), range(1, -1)}, temps);
+  return ap;
+}
+
+/// A materialized array holding `values` (converted to `dtype`).
+template <class T>
+H upload(DType dtype, Shape shape, const std::vector<T> &values) {
+  engine();
+  std::vector<unsigned char> bytes(values.size() * sizeOf(dtype));
+  for (size_t i = 0; i < values.size(); ++i)
+    dispatchDType(dtype, [&]<DType D, class C>() {
+      C v = C(values[i]);
+      std::memcpy(bytes.data() + i * sizeof(C), &v, sizeof(C));
+    });
+  return wrap(uploadNode(dtype, shape, bytes.data()));
+}
+
+/// What `h` sees, converted to T, densely in row-major order.
+template <class T> std::vector<T> read(const ArrayHandle &h) {
+  std::vector<unsigned char> bytes(size_t(h.size()) * sizeOf(h.dtype()));
+  engine().read(h, bytes.data());
+  std::vector<T> out(size_t(h.size()));
+  for (size_t i = 0; i < out.size(); ++i)
+    dispatchDType(h.dtype(), [&]<DType D, class C>() {
+      C v;
+      std::memcpy(&v, bytes.data() + i * sizeof(C), sizeof(C));
+      out[i] = T(v);
+    });
+  return out;
+}
+
+/// Raises the pending budget for one test, so that building a large DAG to
+/// explain never flushes half of it on the way.
+struct NoBudgetFlush {
+  PendingList::Limits saved = PendingList::get().limits();
+  NoBudgetFlush() {
+    engine();
+    PendingList::get().limits().nodes = size_t(1) << 24;
+  }
+  ~NoBudgetFlush() { PendingList::get().limits() = saved; }
+};
+
+} // namespace cumo::test
