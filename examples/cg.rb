@@ -33,32 +33,54 @@ p_dir = r.dup
 rs_old = (r * r).sum
 b_norm = Math.sqrt(Float((b * b).sum))
 
-Cumo.sync
-Cumo.reset_stats
-start = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-done = iterations
-iterations.times do |k|
+step = lambda do |k|
   ap = laplacian(p_dir)
   alpha = rs_old / (p_dir * ap).sum
   x += p_dir * alpha
   r -= ap * alpha
   rs_new = (r * r).sum
-  if check_every > 0 && (k + 1) % check_every == 0 &&
-     Math.sqrt(Float(rs_new)) / b_norm < tolerance
-    done = k + 1
-    break
-  end
+  return :converged if check_every > 0 && (k + 1) % check_every == 0 &&
+                       Math.sqrt(Float(rs_new)) / b_norm < tolerance
   p_dir = r + p_dir * (rs_new / rs_old)
   rs_old = rs_new
+  nil
+end
+
+# Warm-up: the first iterations compile kernels and capture graphs.
+warmup = [iterations / 10, 20].min
+done = 0
+warmup.times { |k| done = k + 1; break if step.call(k) == :converged }
+Cumo.sync
+GC.start
+pool = Cumo::CUDA::MemoryPool
+memory = [[done, pool.used_bytes, pool.total_bytes]]
+Cumo.reset_stats
+start = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+samples = [iterations / 4, iterations / 2, 3 * iterations / 4].uniq
+(warmup...iterations).each do |k|
+  done = k + 1
+  break if step.call(k) == :converged
+  if samples.include?(done)
+    # Between samples the loop never reads; sampling syncs once.
+    Cumo.sync
+    GC.start
+    memory << [done, pool.used_bytes, pool.total_bytes]
+  end
 end
 Cumo.sync
 elapsed = Process.clock_gettime(Process::CLOCK_MONOTONIC) - start
 stats = Cumo.stats
+GC.start
+memory << [done, pool.used_bytes, pool.total_bytes]
+timed = [done - warmup, 1].max
 
 residual = Math.sqrt(Float((r * r).sum)) / b_norm
 puts format("cg %dx%d %s on %s: %d iterations, relative residual %.6e",
             n, n, dtype.name.split("::").last, Cumo.device_name, done, residual)
-puts format("%.2f us per iteration, %.2f kernels per iteration, %d host syncs",
-            elapsed * 1e6 / done, stats[:kernels_launched].to_f / done,
-            stats[:host_syncs])
+puts format("steady state (%d iterations after %d of warm-up): %.2f us per iteration, " \
+            "%.2f kernels per iteration, %d graph cache hits, %d misses, %d host syncs",
+            timed, warmup, elapsed * 1e6 / timed, stats[:kernels_launched].to_f / timed,
+            stats[:graph_cache_hits], stats[:graph_cache_misses], stats[:host_syncs])
+puts "device memory (iteration, used bytes, pool bytes): " +
+     memory.map { |i, u, t| "(#{i}, #{u}, #{t})" }.join(" ")
 puts "stats: #{stats}"

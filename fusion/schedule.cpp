@@ -304,34 +304,47 @@ void Scheduler::group() {
   }
 
   // Each store joins the largest domain of its stage it broadcasts into,
-  // so a 0-dim scalar computed beside an axpy is stored by the axpy.
-  for (Want &w : wants) {
-    if (w.exact)
-      continue;
-    const Shape *best = &w.domain;
-    for (const Want &o : wants) {
-      if (o.stage != w.stage || o.domain.size() < w.domain.size())
-        continue;
-      if (numElements(o.domain) > numElements(*best) &&
-          broadcastsTo(w.domain, o.domain))
-        best = &o.domain;
-    }
-    if (best != &w.domain)
-      w.domain = *best;
+  // so a 0-dim scalar computed beside an axpy is stored by the axpy. The
+  // distinct domains of a stage are few, so this is linear in the stores.
+  struct Domain {
+    int stage;
+    Shape shape;
+    int64_t size;
+  };
+  llvm::SmallVector<Domain, 4> domains;
+  auto findDomain = [&](int stage, llvm::ArrayRef<int64_t> shape) -> int {
+    for (size_t d = 0; d < domains.size(); ++d)
+      if (domains[d].stage == stage && llvm::ArrayRef<int64_t>(domains[d].shape) == shape)
+        return int(d);
+    return -1;
+  };
+  for (const Want &w : wants)
+    if (findDomain(w.stage, w.domain) < 0)
+      domains.push_back({w.stage, w.domain, numElements(w.domain)});
+  llvm::SmallVector<int, 16> domainOf(wants.size());
+  for (size_t i = 0; i < wants.size(); ++i) {
+    const Want &w = wants[i];
+    int best = findDomain(w.stage, w.domain);
+    if (!w.exact)
+      for (size_t d = 0; d < domains.size(); ++d)
+        if (domains[d].stage == w.stage &&
+            domains[d].shape.size() >= w.domain.size() &&
+            domains[d].size > domains[best].size &&
+            broadcastsTo(w.domain, domains[d].shape))
+          best = int(d);
+    domainOf[i] = best;
   }
 
   llvm::SmallVector<Slot, 4> slots;
-  for (const Want &w : wants) {
-    Slot *slot = nullptr;
-    for (Slot &s : slots)
-      if (s.stage == w.stage && llvm::ArrayRef<int64_t>(s.domain) ==
-                                    llvm::ArrayRef<int64_t>(w.domain))
-        slot = &s;
-    if (!slot) {
-      slots.push_back(Slot{Slot::Kind::Elementwise, w.stage, w.domain, {}, ""});
-      slot = &slots.back();
+  llvm::SmallVector<int, 4> slotOfDomain(domains.size(), -1);
+  for (size_t i = 0; i < wants.size(); ++i) {
+    int d = domainOf[i];
+    if (slotOfDomain[d] < 0) {
+      slotOfDomain[d] = int(slots.size());
+      slots.push_back(Slot{Slot::Kind::Elementwise, domains[d].stage,
+                           domains[d].shape, {}, ""});
     }
-    slot->members.push_back(w.node);
+    slots[slotOfDomain[d]].members.push_back(wants[i].node);
   }
   for (Slot &s : separate)
     slots.push_back(std::move(s));

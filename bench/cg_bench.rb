@@ -1,0 +1,84 @@
+# bench/cg_bench.rb: the spec's CG benchmark (README "Keeping Scalars On The
+# Device"). Solves the 5-point Poisson problem with the scalars kept as
+# 0-dim arrays or read back as Ruby Floats, and the convergence test taken
+# every iteration, every 20th, or never. Prints one JSON line per variant.
+#
+#   bin/run bench/cg_bench.rb [--n 512] [--iterations 1000] [--dtype SFloat]
+#                             [--variants device:never,device:20,device:1,float:never]
+#                             [--memory-iterations 0]
+#
+# --memory-iterations N also runs the never-reading loop for N iterations
+# and samples the pool's used and total bytes (after GC.start) ten times.
+require "json"
+require "optparse"
+require "cumo/narray"
+require_relative "lib/cg_solver"
+
+opts = { n: 512, iterations: 1000, dtype: "SFloat",
+         variants: "device:never,device:20,device:1,float:20,float:never",
+         memory_iterations: 0, warmup: 30 }
+OptionParser.new do |o|
+  o.on("--n N", Integer) { |v| opts[:n] = v }
+  o.on("--iterations N", Integer) { |v| opts[:iterations] = v }
+  o.on("--dtype NAME") { |v| opts[:dtype] = v }
+  o.on("--variants LIST") { |v| opts[:variants] = v }
+  o.on("--memory-iterations N", Integer) { |v| opts[:memory_iterations] = v }
+  o.on("--warmup N", Integer) { |v| opts[:warmup] = v }
+end.parse!(ARGV)
+
+dtype = Cumo.const_get(opts[:dtype])
+now = -> { Process.clock_gettime(Process::CLOCK_MONOTONIC) }
+
+opts[:variants].split(",").each do |variant|
+  scalars, check = variant.split(":")
+  check_every = check == "never" ? 0 : Integer(check)
+  b, x0 = CGSolver.problem(opts[:n], dtype)
+  # Warm-up on the same problem: kernels compile and graphs are captured.
+  CGSolver.solve(b, x0, iterations: opts[:warmup], scalars: scalars.to_sym,
+                 check_every: check_every)
+  Cumo.sync
+  GC.start
+  Cumo.reset_stats
+  t0 = now.call
+  x, r, done, b_norm = CGSolver.solve(b, x0, iterations: opts[:iterations],
+                                      scalars: scalars.to_sym,
+                                      check_every: check_every)
+  Cumo.sync
+  elapsed = now.call - t0
+  stats = Cumo.stats
+  residual = Math.sqrt(Float((r * r).sum)) / b_norm
+  puts JSON.generate(
+    bench: "cg", impl: "cumo", device: Cumo.device_name, n: opts[:n],
+    dtype: opts[:dtype], scalars: scalars, check_every: check_every,
+    iterations: done, us_per_iter: (elapsed * 1e6 / done).round(3),
+    relative_residual: residual,
+    kernels_per_iter: (stats[:kernels_launched].to_f / done).round(3),
+    graph_replays: stats[:graph_replays], graph_cache_hits: stats[:graph_cache_hits],
+    graph_cache_misses: stats[:graph_cache_misses],
+    graph_instantiations: stats[:graph_instantiations],
+    nvrtc_compiles: stats[:nvrtc_compiles], host_syncs: stats[:host_syncs],
+    nodes_per_iter: (stats[:nodes_recorded].to_f / done).round(2),
+    plans_run: stats[:plans_run]
+  )
+  $stdout.flush
+end
+
+if opts[:memory_iterations] > 0
+  b, x0 = CGSolver.problem(opts[:n], dtype)
+  pool = Cumo::CUDA::MemoryPool
+  every = [opts[:memory_iterations] / 10, 1].max
+  samples = []
+  sample = lambda do |i|
+    next unless (i % every).zero?
+    Cumo.sync
+    GC.start
+    samples << [i, pool.used_bytes, pool.total_bytes]
+  end
+  t0 = now.call
+  CGSolver.solve(b, x0, iterations: opts[:memory_iterations], on_iteration: sample)
+  Cumo.sync
+  puts JSON.generate(bench: "cg_memory", impl: "cumo", n: opts[:n], dtype: opts[:dtype],
+                     iterations: opts[:memory_iterations],
+                     seconds: (now.call - t0).round(3),
+                     samples: samples.map { |i, u, t| { iteration: i, used_bytes: u, total_bytes: t } })
+end
