@@ -29,11 +29,18 @@ void Storage::dropHandle() {
 ArrayHandle::ArrayHandle(Ref<Storage> storage, Layout layout)
     : storage_(std::move(storage)), layout_(std::move(layout)) {
   storage_->addHandle();
+  noteLayout();
 }
 
 ArrayHandle::ArrayHandle(NodeRef n)
-    : storage_(new Storage(n)), layout_(Layout::contiguous(n->shape())) {
+    : storage_(new Storage(n)), layout_(Layout::contiguous(n->shape())),
+      rowMajorFromZero_(true) {
   storage_->addHandle();
+}
+
+void ArrayHandle::noteLayout() {
+  rowMajorFromZero_ = layout_.offset == 0 &&
+                      layout_.strides == contiguousStrides(layout_.shape);
 }
 
 ArrayHandle::~ArrayHandle() { storage_->dropHandle(); }
@@ -41,8 +48,7 @@ ArrayHandle::~ArrayHandle() { storage_->dropHandle(); }
 bool ArrayHandle::isWhole() const {
   // Every element of the storage, in its row-major order, under any shape
   // (reshape! keeps an array whole).
-  return layout_.offset == 0 && layout_.size() == storage_->size() &&
-         layout_.strides == contiguousStrides(layout_.shape);
+  return rowMajorFromZero_ && layout_.size() == storage_->size();
 }
 
 NodeRef ArrayHandle::value() const {
@@ -58,6 +64,7 @@ void ArrayHandle::reshapeInPlace(llvm::ArrayRef<int64_t> shape) {
   if (layout_.size() > 0)
     off = layout_.extent().first;
   layout_ = Layout::contiguous(shape, off);
+  noteLayout();
 }
 
 std::optional<AffineMap> layoutAsAffine(const Layout &layout,

@@ -74,8 +74,13 @@ public:
   bool frozen = false;
 
 private:
+  void noteLayout();
+
   Ref<Storage> storage_;
   Layout layout_;
+  /// The layout starts at 0 and runs row-major with no gaps (cached: every
+  /// op asks whether a handle is whole).
+  bool rowMajorFromZero_ = false;
 };
 
 /// A node that reads `layout` (over the flat row-major order of `base`'s

@@ -1,6 +1,5 @@
 #include "core/pending.h"
 
-#include "llvm/ADT/Hashing.h"
 
 namespace cumo {
 
@@ -9,48 +8,63 @@ PendingList &PendingList::get() {
   return *list;
 }
 
+namespace {
+/// A cheap 64-bit mix (splitmix64's finalizer): recording runs this per op,
+/// so it must cost a few instructions, not a general-purpose hash.
+inline uint64_t mix(uint64_t h, uint64_t x) {
+  uint64_t z = h ^ (x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+} // namespace
+
 uint64_t PendingList::signatureOf(const Node *n) const {
   // What the op is and where its inputs came from, by distance back in the
   // recording order; never values, addresses or extents, so that the same
   // loop body gives the same signatures every iteration.
-  llvm::hash_code h = llvm::hash_combine(int(n->op()), int(n->dtype()),
-                                         n->ndim());
+  uint64_t h = mix(uint64_t(n->op()) | uint64_t(n->dtype()) << 8 |
+                       uint64_t(n->ndim()) << 16,
+                   n->inputs().size());
   for (const NodeRef &in : n->inputs()) {
     uint64_t where = in->isPending() && in->serial ? n->serial - in->serial : 0;
-    h = llvm::hash_combine(h, where);
+    h = mix(h, where);
   }
   return h;
 }
 
 uint64_t PendingList::windowHash() const {
-  llvm::hash_code h = llvm::hash_value(ring_.size());
+  uint64_t h = ring_.size();
   for (size_t i = 0; i < ring_.size(); ++i)
-    h = llvm::hash_combine(h, ring_[(ringPos_ + i) % ring_.size()]);
+    h = mix(h, ring_[(ringPos_ + i) % ring_.size()]);
   return h;
 }
 
-bool PendingList::shouldCut() const {
-  if (live_ < limits_.nodes && bytes_ < limits_.bytes)
-    return false;
-  if (live_ >= limits_.nodes * limits_.hardFactor)
-    return true;
-  return haveSegmentStart_ && ring_.size() == limits_.window &&
-         windowHash() == segmentStart_;
+bool PendingList::spent(size_t factor) const {
+  return live_ >= limits_.nodes * factor || bytes_ >= limits_.bytes * factor;
 }
 
 void PendingList::add(Node *n) {
-  if (flush_ && !flushing_ && (live_ >= limits_.nodes || bytes_ >= limits_.bytes)) {
-    if (!haveSegmentStart_ && ring_.size() == limits_.window) {
-      // First segment: there is no start to compare with, so the window
-      // seen when the budget runs out becomes the point to cut at when it
-      // comes round again.
-      segmentStart_ = windowHash();
+  if (flush_ && !flushing_ && spent(1) && ring_.size() == limits_.window) {
+    uint64_t window = windowHash();
+    bool cut = false;
+    if (!haveSegmentStart_ || (spent(2) && !reanchored_)) {
+      // No known phase (the first segment), or the phase a cut used to
+      // repeat never came round in a whole budget (another loop runs now):
+      // the window of this point becomes the one to cut at when it comes
+      // round again.
+      segmentStart_ = window;
       haveSegmentStart_ = true;
-    } else if (shouldCut()) {
-      if (live_ >= limits_.nodes * limits_.hardFactor) {
-        ++hardFlushes;
-        segmentStart_ = windowHash();
-      }
+      reanchored_ = true;
+    } else if (window == segmentStart_) {
+      cut = true;
+    } else if (spent(limits_.hardFactor)) {
+      // Nothing repeats: cut here, and look for this window from now on.
+      ++hardFlushes;
+      segmentStart_ = window;
+      cut = true;
+    }
+    if (cut) {
       ++budgetFlushes;
       flushing_ = true;
       flush_();
@@ -88,6 +102,7 @@ void PendingList::collect(llvm::SmallVectorImpl<NodeRef> &out) const {
 }
 
 void PendingList::clearAfterFlush() {
+  reanchored_ = false;
   for (Node *n : nodes_)
     if (n)
       n->pendingIndex = Node::kNotPending;

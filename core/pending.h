@@ -19,7 +19,7 @@ public:
   /// The budget past which the list looks for a cut point, and the hard
   /// limit at which it cuts wherever it is.
   struct Limits {
-    size_t nodes = 96;
+    size_t nodes = 256;
     size_t bytes = size_t(1) << 30;
     size_t hardFactor = 4; ///< hard limit = nodes * hardFactor
     size_t window = 6;     ///< signatures compared at a cut point
@@ -53,7 +53,8 @@ public:
 private:
   uint64_t signatureOf(const Node *n) const;
   uint64_t windowHash() const;
-  bool shouldCut() const;
+  /// Whether `factor` budgets of nodes or bytes are pending.
+  bool spent(size_t factor) const;
 
   std::vector<Node *> nodes_;
   size_t live_ = 0;
@@ -65,6 +66,7 @@ private:
   size_t ringPos_ = 0;
   uint64_t segmentStart_ = 0;
   bool haveSegmentStart_ = false;
+  bool reanchored_ = false; ///< this segment already took a new phase
   bool flushing_ = false;
   Limits limits_;
   std::function<void()> flush_;

@@ -414,6 +414,14 @@ KernelSource generateCuda(const Kernel &k, const DeviceModel &model) {
 }
 
 LaunchConfig launchConfig(const Kernel &k, const DeviceModel &model) {
+  cudagen::ReduceStrategy strategy = cudagen::ReduceStrategy::None;
+  if (k.kind == Kernel::Kind::AxisReduce)
+    strategy = cudagen::analyzeKernel(k, model).strategy;
+  return cudagen::launchFor(k, strategy, model);
+}
+
+LaunchConfig cudagen::launchFor(const Kernel &k, ReduceStrategy strategy,
+                                const DeviceModel &model) {
   using namespace cudagen;
   LaunchConfig c;
   c.block = kBlockSize;
@@ -429,7 +437,7 @@ LaunchConfig launchConfig(const Kernel &k, const DeviceModel &model) {
     break;
   }
   int64_t outputs = k.reduceOutputs();
-  switch (analyzeKernel(k, model).strategy) {
+  switch (strategy) {
   case ReduceStrategy::Thread:
     c.grid = gridFor(outputs, kBlockSize, model);
     break;

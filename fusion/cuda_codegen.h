@@ -13,6 +13,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -55,6 +56,29 @@ constexpr size_t kParamAlignment = 16;
 void packParams(const Kernel &k, const LaunchConfig &launch,
                 llvm::ArrayRef<void *> buffers, void *scratch, void *errorWord,
                 llvm::SmallVectorImpl<char> &out);
+
+namespace cudagen {
+struct KernelShape;
+}
+
+/// A kernel's structure analyzed once, for the flushes that repeat a cached
+/// plan: its key, its launch rule and its parameter packing, without
+/// analyzing the kernel again each time.
+class PreparedKernel {
+public:
+  PreparedKernel(const Kernel &k, const DeviceModel &model);
+  ~PreparedKernel();
+  PreparedKernel(PreparedKernel &&) noexcept;
+  uint64_t key() const { return key_; }
+  LaunchConfig launch(const Kernel &k, const DeviceModel &model) const;
+  void pack(const Kernel &k, const LaunchConfig &launch,
+            llvm::ArrayRef<void *> buffers, void *scratch, void *errorWord,
+            llvm::SmallVectorImpl<char> &out) const;
+
+private:
+  std::unique_ptr<cudagen::KernelShape> shape_;
+  uint64_t key_ = 0;
+};
 
 /// NVRTC options every kernel is compiled with (no FMA contraction, so a
 /// fused kernel rounds every intermediate as the unfused ops would).

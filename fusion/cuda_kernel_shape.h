@@ -142,6 +142,16 @@ KernelShape analyzeKernel(const Kernel &k, const DeviceModel &model);
 /// A 64-bit hash of every field of `s`.
 uint64_t hashShape(const KernelShape &s);
 
+/// The launch of `k` now, for its reduction strategy (launchConfig without
+/// analyzing the kernel again).
+LaunchConfig launchFor(const Kernel &k, ReduceStrategy strategy,
+                       const DeviceModel &model);
+
+/// packParams for a kernel whose shape is already known.
+void packWithShape(const KernelShape &s, const Kernel &k, const LaunchConfig &launch,
+                   llvm::ArrayRef<void *> buffers, void *scratch, void *errorWord,
+                   llvm::SmallVectorImpl<char> &out);
+
 /// The C spelling of one element of `t`.
 llvm::StringRef cType(DType t);
 

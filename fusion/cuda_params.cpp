@@ -323,13 +323,20 @@ void packParams(const Kernel &k, const LaunchConfig &launch,
                 llvm::SmallVectorImpl<char> &out) {
   // The model only picks among axis-reduction strategies, which share one
   // parameter layout.
-  cudagen::KernelShape s = cudagen::analyzeKernel(k, DeviceModel());
+  cudagen::packWithShape(cudagen::analyzeKernel(k, DeviceModel()), k, launch,
+                         buffers, scratch, errorWord, out);
+}
+
+void cudagen::packWithShape(const KernelShape &s, const Kernel &k,
+                            const LaunchConfig &launch,
+                            llvm::ArrayRef<void *> buffers, void *scratch,
+                            void *errorWord, llvm::SmallVectorImpl<char> &out) {
   size_t base = (out.size() + kParamAlignment - 1) / kParamAlignment *
                 kParamAlignment;
   out.resize(base, 0);
-  cudagen::PackInputs in{k, launch, buffers, scratch, errorWord};
-  cudagen::PackSink sink(out, base);
-  cudagen::describeParams(s, &in, sink);
+  PackInputs in{k, launch, buffers, scratch, errorWord};
+  PackSink sink(out, base);
+  describeParams(s, &in, sink);
   sink.finish();
 }
 

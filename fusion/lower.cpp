@@ -297,6 +297,7 @@ uint32_t Lowering::expand(const Node *x, int32_t basis, const AffineMap &map) {
       Param p;
       p.dtype = x->dtype();
       p.value = x->op() == OpKind::Fill ? x->scalar : Scalar::ofInt(0);
+      p.node = x;
       k_->params.push_back(p);
       v.kind = Value::Kind::Param;
       v.basis = 0;
@@ -311,6 +312,7 @@ uint32_t Lowering::expand(const Node *x, int32_t basis, const AffineMap &map) {
     g.b = x->scalar2;
     g.seed = x->seed;
     g.counter = x->counter;
+    g.node = x;
     k_->generators.push_back(std::move(g));
     v.kind = Value::Kind::Generator;
     v.ref = uint32_t(k_->generators.size() - 1);

@@ -75,6 +75,9 @@ struct Load {
 struct Param {
   DType dtype = DType::DFloat;
   Scalar value;
+  /// The constant it comes from (null in a cached plan template, where a
+  /// flush sets `value` from the node at the same position instead).
+  const Node *node = nullptr;
 };
 
 /// A generated sequence: seq (start + step * i) or rand (Philox at counter
@@ -85,6 +88,8 @@ struct Generator {
   IndexExpr flatIndex;
   Scalar a, b; ///< seq: start, step; rand: low, high
   uint64_t seed = 0, counter = 0;
+  /// The Seq or Rand node it comes from (see Param::node).
+  const Node *node = nullptr;
 };
 
 /// One SSA value of a kernel.
@@ -161,6 +166,10 @@ struct Kernel {
 
 /// The whole of one flush.
 struct Plan {
+  /// Nonzero when this plan is a cached template (graph/plan_cache.h): the
+  /// same key means the same kernels, buffers and layouts, so an executor
+  /// may cache whatever it derives from them under this key.
+  uint64_t templateKey = 0;
   llvm::SmallVector<PlanBuffer, 8> buffers;
   llvm::SmallVector<Kernel, 4> kernels;
   /// Every pending node the plan computes, in recording order.

@@ -7,11 +7,14 @@
 #include "core/stats.h"
 #include "fusion/lower.h"
 #include "fusion/schedule.h"
+#include "graph/plan_cache.h"
 #include "graph/stored_set.h"
 
 #ifdef CUMO_HAVE_CUDA
 #include "graph/cuda/open_cuda_executor.h"
 #endif
+
+#include "llvm/ADT/DenseSet.h"
 
 #include <algorithm>
 #include <cctype>
@@ -92,6 +95,11 @@ Engine::Engine() {
     if (HostHooks::get().collectGarbage)
       HostHooks::get().collectGarbage();
   });
+  // The pending budget: how many recorded nodes a loop that never reads
+  // runs ahead before it flushes (at its next repeat).
+  if (const char *v = std::getenv("CUMO_PENDING_NODES"))
+    if (long n = std::strtol(v, nullptr, 10); n > 0)
+      PendingList::get().limits().nodes = size_t(n);
   PendingList::get().setFlushHook([this] {
     ++Stats::get().budget_flushes;
     flush();
@@ -103,30 +111,6 @@ void Engine::releaseDead() {
     ReleaseQueue::get().drain();
 }
 
-Plan Engine::buildPlan(llvm::ArrayRef<NodeRef> roots, bool forExplain) {
-  llvm::SmallVector<NodeRef, 64> nodes;
-  collectPending(roots, nodes);
-  llvm::BitVector stored(nodes.size());
-  llvm::DenseMap<const Node *, uint32_t> pos;
-  for (uint32_t i = 0; i < nodes.size(); ++i) {
-    pos[nodes[i].get()] = i;
-    if (nodes[i]->isWrapped())
-      stored.set(i);
-  }
-  if (forExplain) {
-    for (const NodeRef &r : roots)
-      if (pos.count(r.get()))
-        stored.set(pos[r.get()]);
-  } else {
-    storedSets().settle(nodes, stored);
-  }
-  Schedule s = schedule(nodes, [&](const Node *n) {
-    auto it = pos.find(n);
-    return it != pos.end() && stored.test(it->second);
-  });
-  return lower(s);
-}
-
 void Engine::flush() {
   if (flushing_)
     return;
@@ -135,32 +119,52 @@ void Engine::flush() {
   PendingList &pending = PendingList::get();
   if (pending.empty())
     return;
-  llvm::SmallVector<NodeRef, 64> roots;
+  llvm::SmallVector<NodeRef, 64> roots, nodes;
   pending.collect(roots);
-  Plan plan = buildPlan(roots, /*forExplain=*/false);
+  collectPending(roots, nodes);
+  llvm::BitVector stored(nodes.size());
+  for (uint32_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i]->isWrapped())
+      stored.set(i);
+  storedSets().settle(nodes, stored);
+
+  // The same structure as an earlier flush runs that flush's plan.
+  llvm::SmallVector<const Node *, 16> leaves;
+  uint64_t key = PlanCache::key(nodes, stored, leaves);
+  PlanTemplate *t = planCache_.find(key, nodes.size(), leaves.size());
+  if (!t) {
+    llvm::DenseMap<const Node *, uint32_t> pos;
+    for (uint32_t i = 0; i < nodes.size(); ++i)
+      pos[nodes[i].get()] = i;
+    Schedule s = schedule(nodes, [&](const Node *n) {
+      auto it = pos.find(n);
+      return it != pos.end() && stored.test(it->second);
+    });
+    t = &planCache_.insert(key, lower(s), nodes, leaves);
+  }
+  PlanCache::bind(*t, nodes);
+
+  const Plan &plan = t->plan;
   llvm::SmallVector<Ref<Buffer>, 8> buffers(plan.buffers.size());
   MemoryPool &pool = device().pool();
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const PlanBuffer &b = plan.buffers[i];
     if (b.role == PlanBuffer::Role::Input)
-      buffers[i] = b.node->buffer();
+      buffers[i] = leaves[t->bufferSource[i]]->buffer();
     else if (b.role == PlanBuffer::Role::Output)
       buffers[i] = pool.allocate(size_t(b.elements) * sizeOf(b.dtype));
   }
-  if (!checkDivision_)
-    for (const NodeRef &n : plan.nodes)
-      if ((n->op() == OpKind::Div || n->op() == OpKind::Mod) &&
-          isInteger(n->dtype())) {
-        checkDivision_ = true;
-        divisionOp_ = std::string(opName(n->op()));
-        divisionAt_ = n->hasExtra() ? n->extra().recordedAt : "";
-        break;
-      }
+  if (t->firstIntegerDivision >= 0 && !checkDivision_) {
+    const Node *n = nodes[t->firstIntegerDivision].get();
+    checkDivision_ = true;
+    divisionOp_ = std::string(opName(n->op()));
+    divisionAt_ = n->hasExtra() ? n->extra().recordedAt : "";
+  }
   if (!plan.empty())
     executor_->run(plan, buffers);
-  for (size_t i = 0; i < plan.storedNodes.size(); ++i) {
-    Node *n = plan.storedNodes[i].get();
-    n->materialize(buffers[plan.storedBuffers[i]], Layout::contiguous(n->shape()));
+  for (auto [position, buffer] : t->stored) {
+    Node *n = nodes[position].get();
+    n->materialize(buffers[buffer], Layout::contiguous(n->shape()));
   }
   pending.clearAfterFlush();
   ++Stats::get().plans_run;
@@ -187,7 +191,17 @@ void Engine::sync() {
 
 Plan Engine::explain(llvm::ArrayRef<NodeRef> roots) {
   releaseDead();
-  return buildPlan(roots, /*forExplain=*/true);
+  // What a flush of these roots would run: their pending ancestors, with
+  // the roots and every wrapped node stored.
+  llvm::SmallVector<NodeRef, 64> nodes;
+  collectPending(roots, nodes);
+  llvm::DenseSet<const Node *> rootSet;
+  for (const NodeRef &r : roots)
+    rootSet.insert(r.get());
+  Schedule s = schedule(nodes, [&](const Node *n) {
+    return n->isWrapped() || rootSet.count(n) != 0;
+  });
+  return lower(s);
 }
 
 void Engine::read(const ArrayHandle &h, void *dst) {

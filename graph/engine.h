@@ -7,6 +7,7 @@
 #include "core/array.h"
 #include "fusion/plan.h"
 #include "graph/executor.h"
+#include "graph/plan_cache.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -42,12 +43,12 @@ public:
 
 private:
   Engine();
-  Plan buildPlan(llvm::ArrayRef<NodeRef> nodes, bool forExplain);
 
   /// Raises what a kernel flagged in the error word since the last check.
   void raiseDeviceErrors();
 
   Executor *executor_ = nullptr;
+  PlanCache planCache_;
   /// Integer divisions run since the error word was last read: the op and
   /// the line that recorded the first of them.
   bool checkDivision_ = false;

@@ -710,9 +710,10 @@ void recordLoop(int period, int iterations) {
 } // namespace
 
 TEST_CASE("PendingList cuts a loop at the same phase every segment") {
-  // A fixed budget of 96 alone would cut a loop of period P at P/gcd(96, P)
+  // A fixed budget B alone would cut a loop of period P at P/gcd(B, P)
   // different phases; cutting where the window repeats gives every segment
   // after the first the same length, a whole number of periods.
+  const size_t budget = PendingList::Limits().nodes;
   for (int period : {7, 11, 13, 25}) {
     CAPTURE(period);
     FakeFlusher flusher;
@@ -720,8 +721,8 @@ TEST_CASE("PendingList cuts a loop at the same phase every segment") {
     REQUIRE(flusher.segments.size() >= 5);
     size_t steady = flusher.segments[1];
     CHECK(steady % period == 0);
-    CHECK(steady >= 96);
-    CHECK(steady < 96 + size_t(period));
+    CHECK(steady >= budget);
+    CHECK(steady < budget + size_t(period));
     for (size_t i = 1; i < flusher.segments.size(); ++i) {
       CAPTURE(i);
       CHECK(flusher.segments[i] == steady);
@@ -761,7 +762,7 @@ TEST_CASE("PendingList's hard limit cuts a loop that never repeats") {
 TEST_CASE("PendingList flushes by bytes as well as by node count") {
   // DESIGN.md: the pending DAG is bounded "by node count and bytes". Nodes
   // of 8 KiB against a byte budget of 64 KiB: the budget is spent after 8
-  // nodes, long before the node budget of 96.
+  // nodes, long before the node budget.
   FakeFlusher flusher;
   PendingList::get().limits().bytes = size_t(64) << 10;
   NodeRef prev = record(OpKind::Fill, DType::DFloat, {1024});
@@ -776,7 +777,7 @@ TEST_CASE("PendingList flushes by bytes as well as by node count") {
   CAPTURE(flusher.segments);
   REQUIRE(flusher.segments.size() >= 3);
   for (size_t i = 1; i < flusher.segments.size(); ++i) {
-    CHECK(flusher.segments[i] < 96);
+    CHECK(flusher.segments[i] < PendingList::Limits().nodes);
     CHECK(flusher.segments[i] % 7 == 0);
   }
   PendingList::get().clearAfterFlush();

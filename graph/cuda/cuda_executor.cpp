@@ -91,8 +91,16 @@ private:
   cudaKernelNodeParams nodeParams(const CachedPlan &cp, size_t i,
                                   void **argStorage) const;
 
+  /// The kernels of a cached plan template, analyzed once: their keys,
+  /// launch rules and parameter packing.
+  struct PreparedPlan {
+    std::vector<PreparedKernel> kernels;
+  };
+  const PreparedPlan &prepare(const Plan &plan);
+
   CudaDevice *device_;
   KernelLoader loader_;
+  std::unordered_map<uint64_t, std::unique_ptr<PreparedPlan>> prepared_;
   std::unordered_map<uint64_t, std::unique_ptr<CachedPlan>> cache_;
   uint64_t clock_ = 0;
   bool warnedThrash_ = false;
@@ -279,16 +287,39 @@ void CudaExecutor::launch(CachedPlan &cp) {
   Stats::get().kernels_launched += cp.kernels.size();
 }
 
+const CudaExecutor::PreparedPlan &CudaExecutor::prepare(const Plan &plan) {
+  auto it = prepared_.find(plan.templateKey);
+  if (it != prepared_.end())
+    return *it->second;
+  if (prepared_.size() > 4 * kMaxCachedGraphs)
+    prepared_.clear(); // plans that never repeat: keep the map bounded
+  auto p = std::make_unique<PreparedPlan>();
+  for (const Kernel &k : plan.kernels)
+    p->kernels.emplace_back(k, device_->model());
+  return *prepared_.emplace(plan.templateKey, std::move(p)).first->second;
+}
+
 void CudaExecutor::run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) {
   const DeviceModel &model = device_->model();
+  // A cached template's kernels were analyzed when it was first run.
+  std::unique_ptr<PreparedPlan> oneShot;
+  const PreparedPlan *prepared = nullptr;
+  if (plan.templateKey) {
+    prepared = &prepare(plan);
+  } else {
+    oneShot = std::make_unique<PreparedPlan>();
+    for (const Kernel &k : plan.kernels)
+      oneShot->kernels.emplace_back(k, model);
+    prepared = oneShot.get();
+  }
   llvm::SmallVector<uint64_t, 8> keys;
   llvm::SmallVector<LaunchConfig, 8> launches;
   llvm::SmallVector<uint32_t, 8> active;
   for (uint32_t i = 0; i < plan.kernels.size(); ++i) {
-    LaunchConfig lc = launchConfig(plan.kernels[i], model);
+    LaunchConfig lc = prepared->kernels[i].launch(plan.kernels[i], model);
     if (lc.grid == 0)
       continue; // nothing to compute (an empty domain)
-    keys.push_back(kernelKey(plan.kernels[i], model));
+    keys.push_back(prepared->kernels[i].key());
     launches.push_back(lc);
     active.push_back(i);
   }
@@ -320,8 +351,9 @@ void CudaExecutor::run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) {
     block.resize(alignUp(block.size(), kParamAlignment));
     cp.paramOffsets[i] = block.size();
     void *scratch = static_cast<char *>(cp.arena->data()) + cp.scratch[i].first;
-    packParams(plan.kernels[cp.planIndex[i]], cp.launches[i], pointers, scratch,
-               device_->errorWord(), block);
+    uint32_t k = cp.planIndex[i];
+    prepared->kernels[k].pack(plan.kernels[k], cp.launches[i], pointers, scratch,
+                              device_->errorWord(), block);
   }
   if (!cp.params || cp.paramBytes < block.size()) {
     cp.params = device_->pool().allocate(std::max<size_t>(block.size(), 16));

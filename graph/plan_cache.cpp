@@ -1,0 +1,207 @@
+#include "graph/plan_cache.h"
+
+#include "core/error.h"
+
+namespace cumo {
+
+namespace {
+
+/// Templates kept; past this the least recently used is dropped.
+constexpr size_t kMaxTemplates = 512;
+
+class Hasher {
+public:
+  void add(uint64_t x) {
+    uint64_t z = h_ ^ (x + 0x9e3779b97f4a7c15ull + (h_ << 6) + (h_ >> 2));
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    h_ = z ^ (z >> 31);
+  }
+  void addAll(llvm::ArrayRef<int64_t> v) {
+    add(v.size());
+    for (int64_t x : v)
+      add(uint64_t(x));
+  }
+  void addLayout(const Layout &l) {
+    addAll(l.shape);
+    addAll(l.strides);
+    add(uint64_t(l.offset));
+  }
+  uint64_t get() const { return h_; }
+
+private:
+  uint64_t h_ = 0x706c616e2d6b6579ull;
+};
+
+void addAttributes(Hasher &h, const Node *n) {
+  switch (n->op()) {
+  case OpKind::Fill:
+    h.add(uint64_t(n->scalar.kind));
+    return;
+  case OpKind::Seq:
+  case OpKind::Rand:
+    h.add(uint64_t(n->scalar.kind) << 1 | uint64_t(n->scalar2.kind));
+    return;
+  default:
+    break;
+  }
+  if (!n->hasExtra())
+    return;
+  const NodeExtra &e = n->extra();
+  switch (opCategory(n->op())) {
+  case OpCategory::View:
+    h.add(e.flatView);
+    if (e.flatView) {
+      h.addLayout(e.flat);
+    } else {
+      h.add(uint64_t(e.view.inRank));
+      h.addAll(e.view.matrix);
+      h.addAll(e.view.offset);
+    }
+    return;
+  case OpCategory::Update:
+    h.addLayout(e.target);
+    return;
+  case OpCategory::Reduce:
+    h.addAll(e.axes);
+    h.add(e.keepdims);
+    return;
+  default:
+    return;
+  }
+}
+
+} // namespace
+
+uint64_t PlanCache::key(llvm::ArrayRef<NodeRef> nodes, const llvm::BitVector &stored,
+                        llvm::SmallVectorImpl<const Node *> &leaves) {
+  llvm::DenseMap<const Node *, uint32_t> position;
+  llvm::DenseMap<const Buffer *, uint32_t> leafOf;
+  position.reserve(nodes.size());
+  Hasher h;
+  h.add(nodes.size());
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    const Node *n = nodes[i].get();
+    position[n] = i;
+    h.add(uint64_t(n->op()) | uint64_t(n->dtype()) << 8 |
+          uint64_t(stored.test(i)) << 16);
+    h.addAll(n->shape());
+    addAttributes(h, n);
+    for (const NodeRef &in : n->inputs()) {
+      auto it = position.find(in.get());
+      if (it != position.end()) {
+        h.add(i - it->second);
+        continue;
+      }
+      // A materialized input: which distinct buffer, and how it is read.
+      auto [leaf, fresh] = leafOf.try_emplace(in->buffer().get(), leaves.size());
+      if (fresh)
+        leaves.push_back(in.get());
+      h.add(~uint64_t(leaf->second));
+      h.add(uint64_t(in->dtype()));
+      h.addLayout(in->layout());
+    }
+  }
+  h.add(leaves.size());
+  return h.get();
+}
+
+PlanTemplate *PlanCache::find(uint64_t key, size_t nodeCount, size_t leafCount) {
+  auto it = templates_.find(key);
+  if (it == templates_.end())
+    return nullptr;
+  PlanTemplate &t = *it->second;
+  // Cheap checks against a 64-bit collision.
+  if (t.nodeCount != nodeCount || t.leafCount != leafCount)
+    return nullptr;
+  t.lastUse = ++clock_;
+  return &t;
+}
+
+PlanTemplate &PlanCache::insert(uint64_t key, Plan plan, llvm::ArrayRef<NodeRef> nodes,
+                                llvm::ArrayRef<const Node *> leaves) {
+  if (templates_.size() >= kMaxTemplates) {
+    auto lru = templates_.begin();
+    for (auto it = templates_.begin(); it != templates_.end(); ++it)
+      if (it->second->lastUse < lru->second->lastUse)
+        lru = it;
+    templates_.erase(lru);
+  }
+  auto t = std::make_unique<PlanTemplate>();
+  llvm::DenseMap<const Node *, uint32_t> position;
+  for (uint32_t i = 0; i < nodes.size(); ++i)
+    position[nodes[i].get()] = i;
+  llvm::DenseMap<const Buffer *, uint32_t> leafOf;
+  for (uint32_t l = 0; l < leaves.size(); ++l)
+    leafOf[leaves[l]->buffer().get()] = l;
+  auto positionOf = [&](const Node *n) {
+    auto it = position.find(n);
+    if (it == position.end())
+      throw Error(ErrorKind::Internal, "[plan cache] a plan refers to a node of "
+                                       "another flush");
+    return it->second;
+  };
+
+  for (PlanBuffer &b : plan.buffers) {
+    switch (b.role) {
+    case PlanBuffer::Role::Input:
+      t->bufferSource.push_back(int32_t(leafOf.lookup(b.node->buffer().get())));
+      break;
+    case PlanBuffer::Role::Output:
+      t->bufferSource.push_back(int32_t(positionOf(b.node.get())));
+      break;
+    case PlanBuffer::Role::Temp:
+      t->bufferSource.push_back(-1);
+      break;
+    }
+    b.node = nullptr;
+  }
+  for (size_t i = 0; i < plan.storedNodes.size(); ++i)
+    t->stored.push_back({positionOf(plan.storedNodes[i].get()), plan.storedBuffers[i]});
+  for (Kernel &k : plan.kernels) {
+    auto &params = t->paramSource.emplace_back();
+    for (Param &p : k.params) {
+      params.push_back(positionOf(p.node));
+      p.node = nullptr;
+    }
+    auto &gens = t->generatorSource.emplace_back();
+    for (Generator &g : k.generators) {
+      gens.push_back(positionOf(g.node));
+      g.node = nullptr;
+    }
+    k.nodes.clear();
+  }
+  for (uint32_t i = 0; i < nodes.size() && t->firstIntegerDivision < 0; ++i) {
+    const Node *n = nodes[i].get();
+    if ((n->op() == OpKind::Div || n->op() == OpKind::Mod) && isInteger(n->dtype()))
+      t->firstIntegerDivision = int32_t(i);
+  }
+  plan.nodes.clear();
+  plan.storedNodes.clear();
+  plan.templateKey = key;
+  t->plan = std::move(plan);
+  t->nodeCount = uint32_t(nodes.size());
+  t->leafCount = uint32_t(leaves.size());
+  t->lastUse = ++clock_;
+  return *templates_.insert({key, std::move(t)}).first->second;
+}
+
+void PlanCache::bind(PlanTemplate &t, llvm::ArrayRef<NodeRef> nodes) {
+  for (size_t k = 0; k < t.plan.kernels.size(); ++k) {
+    Kernel &kernel = t.plan.kernels[k];
+    for (size_t i = 0; i < kernel.params.size(); ++i) {
+      const Node *n = nodes[t.paramSource[k][i]].get();
+      kernel.params[i].value = n->op() == OpKind::Fill ? n->scalar : Scalar::ofInt(0);
+    }
+    for (size_t i = 0; i < kernel.generators.size(); ++i) {
+      const Node *n = nodes[t.generatorSource[k][i]].get();
+      Generator &g = kernel.generators[i];
+      g.a = n->scalar;
+      g.b = n->scalar2;
+      g.seed = n->seed;
+      g.counter = n->counter;
+    }
+  }
+}
+
+} // namespace cumo

@@ -1,0 +1,68 @@
+// Plans cached by the exact structure of a flush, so that a loop whose
+// flushes repeat (every solver and decode loop) skips scheduling and
+// lowering: a flush computes one key in a linear pass, finds the template,
+// sets the values that change from flush to flush (Ruby Float scalars,
+// seq and rand parameters) and runs it. The key covers everything the plan
+// depends on except those values and buffer addresses.
+#pragma once
+
+#include "core/node.h"
+#include "fusion/plan.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <memory>
+
+namespace cumo {
+
+/// A plan with positions in place of nodes: it holds no node, so caching
+/// it keeps nothing alive.
+struct PlanTemplate {
+  Plan plan;
+  /// Per plan buffer: Input: the leaf ordinal (PlanCache::key's `leaves`);
+  /// Output: the position of the node it stores; Temp: -1.
+  llvm::SmallVector<int32_t, 8> bufferSource;
+  /// Stored nodes: (position, plan buffer).
+  llvm::SmallVector<std::pair<uint32_t, uint32_t>, 8> stored;
+  /// Per kernel, per parameter and per generator: the node position it is
+  /// read from.
+  llvm::SmallVector<llvm::SmallVector<uint32_t, 2>, 4> paramSource;
+  llvm::SmallVector<llvm::SmallVector<uint32_t, 1>, 4> generatorSource;
+  /// Position of the first integer division (its line is reported when a
+  /// divisor was zero), or -1.
+  int32_t firstIntegerDivision = -1;
+  uint32_t nodeCount = 0;
+  uint32_t leafCount = 0;
+  uint64_t lastUse = 0;
+};
+
+class PlanCache {
+public:
+  /// The exact key of a flush's DAG: per node its op, dtype, shape,
+  /// attributes (view maps, update targets, axes), the kinds of its
+  /// scalars, whether it is stored, and where each input comes from (an
+  /// earlier position, or the k-th distinct leaf buffer with its layout).
+  /// Fills `leaves` with one node per distinct leaf buffer, in first-use
+  /// order.
+  static uint64_t key(llvm::ArrayRef<NodeRef> nodes, const llvm::BitVector &stored,
+                      llvm::SmallVectorImpl<const Node *> &leaves);
+
+  PlanTemplate *find(uint64_t key, size_t nodeCount, size_t leafCount);
+  /// Turns a freshly lowered plan of these nodes into a template.
+  PlanTemplate &insert(uint64_t key, Plan plan, llvm::ArrayRef<NodeRef> nodes,
+                       llvm::ArrayRef<const Node *> leaves);
+  /// Sets the template's per-flush values from `nodes`.
+  static void bind(PlanTemplate &t, llvm::ArrayRef<NodeRef> nodes);
+
+  size_t size() const { return templates_.size(); }
+
+private:
+  llvm::DenseMap<uint64_t, std::unique_ptr<PlanTemplate>> templates_;
+  uint64_t clock_ = 0;
+};
+
+} // namespace cumo
