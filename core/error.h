@@ -17,6 +17,9 @@ enum class ErrorKind : uint8_t {
   Dimension,   ///< Cumo::NArray::DimensionError: an axis out of range
   Frozen,      ///< FrozenError: a write to a frozen array
   ZeroDivision, ///< ZeroDivisionError: an integer divided by zero
+  NoMethod,    ///< NoMethodError: a method Numo's class does not have
+               ///< (bitwise ops of a float class)
+  Operation,   ///< Cumo::NArray::OperationError: clip with min > max
   NotImplemented, ///< NotImplementedError
   Cuda,        ///< Cumo::CUDA::RuntimeError
   Nvrtc,       ///< Cumo::CUDA::NVRTCError (message carries the compiler log)

@@ -11,6 +11,7 @@
 #include "fusion/cuda_codegen.h"
 
 #include "fusion/cuda_kernel_shape.h"
+#include "ops/element_fn.h"
 
 #include "llvm/Support/ErrorHandling.h"
 
@@ -52,19 +53,13 @@ std::string castExpr(DType from, DType to, const std::string &e) {
 
 namespace {
 
-const char *binaryFunction(OpKind op) {
-  switch (op) {
-  case OpKind::Add: return "wadd";
-  case OpKind::Sub: return "wsub";
-  case OpKind::Mul: return "wmul";
-  case OpKind::Div: return "div";
-  case OpKind::Mod: return "mod";
-  case OpKind::Pow: return "pow";
-  case OpKind::Maximum: return "maximum";
-  case OpKind::Minimum: return "minimum";
-  default: break;
-  }
-  llvm_unreachable("not a binary op");
+/// `cumo_ops::f(args)` for an op of the element function table: the same
+/// function the CPU reference calls.
+std::string elementCall(OpKind op, const std::string &args) {
+  std::string_view f = elementFunction(op);
+  if (f.empty())
+    llvm_unreachable("an elementwise op without an element function");
+  return "cumo_ops::" + std::string(f) + "(" + args + ")";
 }
 
 const char *compareOperator(OpKind op) {
@@ -107,18 +102,11 @@ std::string addressExpr(const std::string &prefix, const IndexShape &i) {
 
 std::string unaryExpr(const Value &v, const Value &a) {
   std::string x = var(v.args[0]);
-  bool single = v.dtype == DType::SFloat;
   switch (v.op) {
   case OpKind::Copy: return x;
   case OpKind::Cast: return castExpr(a.dtype, v.dtype, x);
-  case OpKind::Neg: return "cumo_ops::wneg(" + x + ")";
-  case OpKind::Abs: return "cumo_ops::abs(" + x + ")";
-  case OpKind::Sqrt: return (single ? "sqrtf(" : "sqrt(") + x + ")";
-  case OpKind::Exp: return (single ? "expf(" : "exp(") + x + ")";
-  case OpKind::Log: return (single ? "logf(" : "log(") + x + ")";
-  default: break;
+  default: return elementCall(v.op, x);
   }
-  llvm_unreachable("not a unary op");
 }
 
 std::string generatorExpr(const GenShape &g, size_t id) {
@@ -169,9 +157,10 @@ std::string valueExpr(const KernelShape &s, uint32_t id) {
   case OpCategory::Unary:
     return unaryExpr(v, a);
   case OpCategory::Binary:
-    return std::string("cumo_ops::") + binaryFunction(v.op) + "(" +
-           var(v.args[0]) + ", " + var(v.args[1]) + ")";
+    return elementCall(v.op, var(v.args[0]) + ", " + var(v.args[1]));
   case OpCategory::Compare:
+    if (v.args.size() == 1) // a predicate (isnan)
+      return "(unsigned char)" + elementCall(v.op, var(v.args[0]));
     return "(unsigned char)(" + var(v.args[0]) + " " + compareOperator(v.op) +
            " " + var(v.args[1]) + ")";
   default:

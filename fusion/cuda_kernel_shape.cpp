@@ -4,6 +4,7 @@
 #include "fusion/cuda_kernel_shape.h"
 
 #include "core/error.h"
+#include "ops/element_fn.h"
 
 #include <algorithm>
 
@@ -89,16 +90,17 @@ void checkValue(const Kernel &k, const Value &v, uint32_t id) {
     return;
   case Value::Kind::Op: {
     OpCategory c = opCategory(v.op);
-    size_t arity = c == OpCategory::Unary ? 1 : 2;
     if ((c != OpCategory::Unary && c != OpCategory::Binary &&
          c != OpCategory::Compare) ||
-        v.args.size() != arity)
+        v.args.size() != size_t(opArity(v.op)))
       unsupported(std::string("op ") + std::string(opName(v.op)) +
                   " in a kernel");
-    bool mathOp = v.op == OpKind::Sqrt || v.op == OpKind::Exp ||
-                  v.op == OpKind::Log;
-    if (mathOp && !isFloat(v.dtype))
-      unsupported(std::string(opName(v.op)) + " of an integer dtype");
+    // The element function must have an overload for the operands' type
+    // (a comparison's operands, not its Bit answer).
+    DType operand = c == OpCategory::Compare ? k.values[v.args[0]].dtype : v.dtype;
+    if (auto d = elementDomain(v.op); d && !inDomain(*d, operand))
+      unsupported(std::string(opName(v.op)) + " of " +
+                  std::string(nameOf(operand)));
     return;
   }
   }

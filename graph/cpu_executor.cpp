@@ -241,8 +241,13 @@ private:
     case OpCategory::Compare:
       dispatchDType(a.dtype, [&]<DType D, class T>() {
         const T *x = ta.as<T>();
-        const T *y = values_[v.args[1]].as<T>();
         uint8_t *o = out.as<uint8_t>();
+        if (v.args.size() == 1) { // a predicate (isnan)
+          for (int64_t l = 0; l < lanes_; ++l)
+            o[l] = ref::predicate(v.op, x[l]);
+          return;
+        }
+        const T *y = values_[v.args[1]].as<T>();
         for (int64_t l = 0; l < lanes_; ++l)
           o[l] = ref::compare(v.op, x[l], y[l]);
       });

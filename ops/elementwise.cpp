@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/host_hooks.h"
+#include "ops/element_fn.h"
 #include "ops/record.h"
 
 #include <string>
@@ -77,14 +78,10 @@ NodeRef unaryOp(OpKind op, const ArrayHandle &a) {
     if (t == DType::Bit)
       opError(ErrorKind::Type, opName(op), "not defined for Cumo::Bit");
     break;
-  case OpKind::Sqrt:
-  case OpKind::Exp:
-  case OpKind::Log:
-    if (!isFloat(t))
+  default:
+    if (elementDomain(op) == ElementDomain::Float && !isFloat(t))
       opError(ErrorKind::Type, opName(op),
               "needs a float class, not " + className(t));
-    break;
-  default:
     break;
   }
   return record(op, t, a.shape(), {a.value()});

@@ -122,13 +122,192 @@ CUMO_INT_MISC(unsigned int, 0)
 CUMO_INT_MISC(unsigned long, 0)
 CUMO_INT_MISC(unsigned long long, 0)
 #undef CUMO_INT_MISC
+// Floats: maximum and minimum propagate NaN, as Numo's maximum(nan: true)
+// (f_maximum_nan: x when x >= y or x is NaN, else y); the _skipnan forms
+// are Numo's default maximum and minimum, which answer the other operand
+// where one is NaN (f_maximum).
 #define CUMO_FLOAT_MISC(T, ABS)                                                \
   CUMO_HD T abs(T a) { return ABS(a); }                                        \
-  CUMO_HD T maximum(T a, T b) { return (a != a || b != b) ? a + b : (a > b ? a : b); } \
-  CUMO_HD T minimum(T a, T b) { return (a != a || b != b) ? a + b : (a < b ? a : b); }
+  CUMO_HD T maximum(T a, T b) { return (a >= b || a != a) ? a : b; }           \
+  CUMO_HD T minimum(T a, T b) { return (a <= b || a != a) ? a : b; }           \
+  CUMO_HD T maximum_skipnan(T a, T b) { return (a >= b || b != b) ? a : b; }   \
+  CUMO_HD T minimum_skipnan(T a, T b) { return (a <= b || b != b) ? a : b; }
 CUMO_FLOAT_MISC(float, fabsf)
 CUMO_FLOAT_MISC(double, fabs)
 #undef CUMO_FLOAT_MISC
+
+// Integers: no NaN, so both forms are one; sign answers -1, 0 or 1.
+#define CUMO_INT_MINMAX(T)                                                     \
+  CUMO_HD T maximum_skipnan(T a, T b) { return a >= b ? a : b; }               \
+  CUMO_HD T minimum_skipnan(T a, T b) { return a <= b ? a : b; }
+#define CUMO_SIGNED_SIGN(T)                                                    \
+  CUMO_INT_MINMAX(T)                                                           \
+  CUMO_HD T sign(T a) { return a == (T)0 ? (T)0 : (a < (T)0 ? (T)-1 : (T)1); }
+#define CUMO_UNSIGNED_SIGN(T)                                                  \
+  CUMO_INT_MINMAX(T)                                                           \
+  CUMO_HD T sign(T a) { return a == (T)0 ? (T)0 : (T)1; }
+CUMO_SIGNED_SIGN(signed char)
+CUMO_SIGNED_SIGN(short)
+CUMO_SIGNED_SIGN(int)
+CUMO_SIGNED_SIGN(long)
+CUMO_SIGNED_SIGN(long long)
+CUMO_UNSIGNED_SIGN(unsigned char)
+CUMO_UNSIGNED_SIGN(unsigned short)
+CUMO_UNSIGNED_SIGN(unsigned int)
+CUMO_UNSIGNED_SIGN(unsigned long)
+CUMO_UNSIGNED_SIGN(unsigned long long)
+#undef CUMO_SIGNED_SIGN
+#undef CUMO_UNSIGNED_SIGN
+#undef CUMO_INT_MINMAX
+// Numo's m_sign: 0 for either zero, NaN stays NaN.
+CUMO_HD float sign(float a) {
+  return a == 0.0f ? 0.0f : (a > 0.0f ? 1.0f : (a < 0.0f ? -1.0f : a));
+}
+CUMO_HD double sign(double a) {
+  return a == 0.0 ? 0.0 : (a > 0.0 ? 1.0 : (a < 0.0 ? -1.0 : a));
+}
+
+// clip(min, max) as Numo's loop computes it, one bound at a time: a NaN
+// element stays NaN, and a NaN bound clips nothing.
+#define CUMO_CLIP(T)                                                           \
+  CUMO_HD T clip_lower(T x, T lo) { return x < lo ? lo : x; }                  \
+  CUMO_HD T clip_upper(T x, T hi) { return x > hi ? hi : x; }
+CUMO_CLIP(signed char)
+CUMO_CLIP(short)
+CUMO_CLIP(int)
+CUMO_CLIP(long)
+CUMO_CLIP(long long)
+CUMO_CLIP(unsigned char)
+CUMO_CLIP(unsigned short)
+CUMO_CLIP(unsigned int)
+CUMO_CLIP(unsigned long)
+CUMO_CLIP(unsigned long long)
+CUMO_CLIP(float)
+CUMO_CLIP(double)
+#undef CUMO_CLIP
+
+// Bitwise operations of the integer types (Bit's 0 and 1 among them).
+// Shifts are done in the unsigned type of the same width; a count outside
+// 0 ... bits-1 (C leaves it undefined) shifts everything out: 0 to the
+// left, the sign to the right, as numpy defines it.
+#define CUMO_BITWISE(T, U, SHIFTED_OUT)                                        \
+  CUMO_HD T bit_and(T a, T b) { return (T)(a & b); }                           \
+  CUMO_HD T bit_or(T a, T b) { return (T)(a | b); }                            \
+  CUMO_HD T bit_xor(T a, T b) { return (T)(a ^ b); }                           \
+  CUMO_HD T bit_not(T a) { return (T)~a; }                                     \
+  CUMO_HD T left_shift(T a, T b) {                                             \
+    return (U)b < (U)(sizeof(T) * 8) ? (T)((U)a << (U)b) : (T)0;               \
+  }                                                                            \
+  CUMO_HD T right_shift(T a, T b) {                                            \
+    return (U)b < (U)(sizeof(T) * 8) ? (T)(a >> (U)b) : (T)(SHIFTED_OUT);      \
+  }
+CUMO_BITWISE(signed char, unsigned char, a < 0 ? -1 : 0)
+CUMO_BITWISE(short, unsigned short, a < 0 ? -1 : 0)
+CUMO_BITWISE(int, unsigned int, a < 0 ? -1 : 0)
+CUMO_BITWISE(long, unsigned long, a < 0 ? -1 : 0)
+CUMO_BITWISE(long long, unsigned long long, a < 0 ? -1 : 0)
+CUMO_BITWISE(unsigned char, unsigned char, 0)
+CUMO_BITWISE(unsigned short, unsigned short, 0)
+CUMO_BITWISE(unsigned int, unsigned int, 0)
+CUMO_BITWISE(unsigned long, unsigned long, 0)
+CUMO_BITWISE(unsigned long long, unsigned long long, 0)
+#undef CUMO_BITWISE
+
+// Math of the float classes, each computed in its own precision (sinf for
+// SFloat, sin for DFloat) by the C functions both compilers provide; the
+// last bit may differ between glibc and CUDA's library.
+#define CUMO_MATH1(NAME, FN)                                                   \
+  CUMO_HD float m_##NAME(float x) { return FN##f(x); }                         \
+  CUMO_HD double m_##NAME(double x) { return FN(x); }
+#define CUMO_MATH2(NAME, FN)                                                   \
+  CUMO_HD float m_##NAME(float x, float y) { return FN##f(x, y); }             \
+  CUMO_HD double m_##NAME(double x, double y) { return FN(x, y); }
+CUMO_MATH1(sqrt, sqrt)
+CUMO_MATH1(cbrt, cbrt)
+CUMO_MATH1(exp, exp)
+CUMO_MATH1(exp2, exp2)
+CUMO_MATH1(exp10, exp10)
+CUMO_MATH1(expm1, expm1)
+CUMO_MATH1(log, log)
+CUMO_MATH1(log2, log2)
+CUMO_MATH1(log10, log10)
+CUMO_MATH1(log1p, log1p)
+CUMO_MATH1(sin, sin)
+CUMO_MATH1(cos, cos)
+CUMO_MATH1(tan, tan)
+CUMO_MATH1(asin, asin)
+CUMO_MATH1(acos, acos)
+CUMO_MATH1(atan, atan)
+CUMO_MATH1(sinh, sinh)
+CUMO_MATH1(cosh, cosh)
+CUMO_MATH1(tanh, tanh)
+CUMO_MATH1(asinh, asinh)
+CUMO_MATH1(acosh, acosh)
+CUMO_MATH1(atanh, atanh)
+CUMO_MATH1(erf, erf)
+CUMO_MATH1(erfc, erfc)
+CUMO_MATH1(floor, floor)
+CUMO_MATH1(ceil, ceil)
+CUMO_MATH1(round, round)
+CUMO_MATH1(rint, rint)
+CUMO_MATH1(trunc, trunc)
+CUMO_MATH2(atan2, atan2)
+CUMO_MATH2(hypot, hypot)
+CUMO_MATH2(copysign, copysign)
+#undef CUMO_MATH1
+#undef CUMO_MATH2
+
+// sinc(x) = sin(x) / x, and 1 at 0 (Numo's m_sinc).
+CUMO_HD float m_sinc(float x) { return x == 0.0f ? 1.0f : sinf(x) / x; }
+CUMO_HD double m_sinc(double x) { return x == 0.0 ? 1.0 : sin(x) / x; }
+
+// ldexp takes its exponent in the array's class, as Numo casts both
+// arguments to it: truncated toward zero, and beyond +-100000 (where every
+// finite x has already overflowed or vanished) held there, since C leaves
+// the conversion of a huge or NaN float to int undefined. A NaN exponent
+// answers NaN.
+CUMO_HD int ldexp_exponent(double e) {
+  return e >= 100000.0 ? 100000 : (e <= -100000.0 ? -100000 : (int)e);
+}
+CUMO_HD float m_ldexp(float x, float e) {
+  return e != e ? e : ldexpf(x, ldexp_exponent((double)e));
+}
+CUMO_HD double m_ldexp(double x, double e) {
+  return e != e ? e : ldexp(x, ldexp_exponent(e));
+}
+
+// frexp: the mantissa in [0.5, 1) and the exponent, which is answered in
+// the float class (the op converts it to Int32). Infinities and NaN keep
+// their value with exponent 0, as both libraries do for the mantissa.
+CUMO_HD float m_frexp(float x) { int e; return frexpf(x, &e); }
+CUMO_HD double m_frexp(double x) { int e; return frexp(x, &e); }
+CUMO_HD float m_frexp_exp(float x) {
+  int e = 0;
+  frexpf(x, &e);
+  return (fabsf(x) <= 3.40282347e+38f) ? (float)e : 0.0f;
+}
+CUMO_HD double m_frexp_exp(double x) {
+  int e = 0;
+  frexp(x, &e);
+  return (fabs(x) <= 1.7976931348623157e+308) ? (double)e : 0.0;
+}
+
+// modf's fractional part (its integral part is trunc).
+CUMO_HD float m_modf(float x) { float i; return modff(x, &i); }
+CUMO_HD double m_modf(double x) { double i; return modf(x, &i); }
+
+// Predicates of the float classes, by comparison only (no macros from
+// either library's headers).
+#define CUMO_FLOAT_PREDICATES(T, MAX, COPYSIGN)                                \
+  CUMO_HD bool m_isnan(T x) { return x != x; }                                 \
+  CUMO_HD bool m_isinf(T x) { return x > MAX || x < -MAX; }                    \
+  CUMO_HD bool m_isfinite(T x) { return x <= MAX && x >= -MAX; }               \
+  CUMO_HD bool m_signbit(T x) { return COPYSIGN((T)1, x) < (T)0; }             \
+  CUMO_HD bool m_isposinf(T x) { return x > MAX; }                             \
+  CUMO_HD bool m_isneginf(T x) { return x < -MAX; }
+CUMO_FLOAT_PREDICATES(float, 3.40282347e+38f, copysignf)
+CUMO_FLOAT_PREDICATES(double, 1.7976931348623157e+308, copysign)
+#undef CUMO_FLOAT_PREDICATES
 
 // max and min as reductions: NaN is skipped, as Numo's max and min skip it
 // by default, so the answer is NaN only when every element is NaN (the

@@ -1,11 +1,12 @@
 // The reference semantics of the elementwise ops and reductions: a dispatch
-// by op kind over the element functions of portable_ops.h, which the CUDA
-// code generator hands to NVRTC as well, so both executors compute each op
-// with the same code.
+// by op kind (generated from element_fn.def) over the element functions of
+// portable_ops.h, which the CUDA code generator hands to NVRTC as well, so
+// both executors compute each op with the same code.
 #pragma once
 
 #include "core/error.h"
 #include "core/op_kind.h"
+#include "ops/element_fn.h"
 #include "ops/portable_ops.h"
 
 #include <cmath>
@@ -16,20 +17,28 @@ namespace cumo::ref {
 
 template <class T> constexpr bool kIsInt = std::is_integral_v<T>;
 
+/// Whether the element function of a domain has an overload for T.
+template <class T> constexpr bool admits(ElementDomain d) {
+  switch (d) {
+  case ElementDomain::Float: return !kIsInt<T>;
+  case ElementDomain::Int: return kIsInt<T>;
+  case ElementDomain::Real: return true;
+  }
+  return false;
+}
+
+// The dispatches below are generated from element_fn.def: each case calls
+// the op's cumo_ops function where the table says T has an overload.
+
 template <class T> inline T unary(OpKind op, T a) {
   switch (op) {
   case OpKind::Copy: return a;
-  case OpKind::Neg: return cumo_ops::wneg(a);
-  case OpKind::Abs: return cumo_ops::abs(a);
-  case OpKind::Sqrt:
-    if constexpr (!kIsInt<T>) return std::sqrt(a);
+#define CUMO_UNARY_FN(Enum, Function, Domain)                                  \
+  case OpKind::Enum:                                                           \
+    if constexpr (admits<T>(ElementDomain::Domain))                            \
+      return cumo_ops::Function(a);                                            \
     break;
-  case OpKind::Exp:
-    if constexpr (!kIsInt<T>) return std::exp(a);
-    break;
-  case OpKind::Log:
-    if constexpr (!kIsInt<T>) return std::log(a);
-    break;
+#include "ops/element_fn.def"
   default: break;
   }
   throw Error(ErrorKind::Internal, "[reference] not a unary op for this type");
@@ -37,17 +46,15 @@ template <class T> inline T unary(OpKind op, T a) {
 
 template <class T> inline T binary(OpKind op, T a, T b) {
   switch (op) {
-  case OpKind::Add: return cumo_ops::wadd(a, b);
-  case OpKind::Sub: return cumo_ops::wsub(a, b);
-  case OpKind::Mul: return cumo_ops::wmul(a, b);
-  case OpKind::Div: return cumo_ops::div(a, b);
-  case OpKind::Mod: return cumo_ops::mod(a, b);
-  case OpKind::Pow: return cumo_ops::pow(a, b);
-  case OpKind::Maximum: return cumo_ops::maximum(a, b);
-  case OpKind::Minimum: return cumo_ops::minimum(a, b);
+#define CUMO_BINARY_FN(Enum, Function, Domain)                                 \
+  case OpKind::Enum:                                                           \
+    if constexpr (admits<T>(ElementDomain::Domain))                            \
+      return cumo_ops::Function(a, b);                                         \
+    break;
+#include "ops/element_fn.def"
   default: break;
   }
-  throw Error(ErrorKind::Internal, "[reference] not a binary op");
+  throw Error(ErrorKind::Internal, "[reference] not a binary op for this type");
 }
 
 template <class T> inline bool compare(OpKind op, T a, T b) {
@@ -61,6 +68,20 @@ template <class T> inline bool compare(OpKind op, T a, T b) {
   default: break;
   }
   throw Error(ErrorKind::Internal, "[reference] not a comparison");
+}
+
+/// A predicate of one operand (isnan), answering Bit.
+template <class T> inline bool predicate(OpKind op, T a) {
+  switch (op) {
+#define CUMO_PREDICATE_FN(Enum, Function, Domain)                              \
+  case OpKind::Enum:                                                           \
+    if constexpr (admits<T>(ElementDomain::Domain))                            \
+      return cumo_ops::Function(a);                                            \
+    break;
+#include "ops/element_fn.def"
+  default: break;
+  }
+  throw Error(ErrorKind::Internal, "[reference] not a predicate for this type");
 }
 
 /// A conversion as a store into an array of type To converts: floats to

@@ -1,5 +1,7 @@
 #include "ruby/convert.h"
 
+#include "ops/creation.h"
+
 #include <cstring>
 
 namespace cumo::rb {
@@ -204,6 +206,30 @@ HostArray hostArrayFrom(VALUE ary, DType dtype, const char *op) {
   h.bytes.assign(size_t(numElements(h.shape)) * sizeOf(dtype), 0);
   store(ary, dtype, h.shape, h.bytes.data(), op);
   return h;
+}
+
+void prepareOperand(OperandHolder &h, VALUE v, DType selfType, const char *op) {
+  if (isNArray(v)) {
+    h.operand = Operand::of(handleOf(v, op));
+  } else if (isRubyScalar(v)) {
+    h.operand = Operand::of(scalarFrom(v, op));
+  } else if (RB_TYPE_P(v, T_ARRAY)) {
+    h.host = hostArrayFrom(v, selfType, op);
+    h.upload = true;
+    h.uploadType = selfType;
+  } else {
+    rb_raise(rb_eTypeError, "[%s] expected Cumo::NArray or a number, not %" PRIsVALUE,
+             op, rb_obj_class(v));
+  }
+}
+
+const Operand &finishOperand(OperandHolder &h) {
+  if (h.upload) {
+    h.temp = std::make_unique<ArrayHandle>(
+        uploadNode(h.uploadType, h.host.shape, h.host.bytes.data()));
+    h.operand = Operand::of(*h.temp);
+  }
+  return h.operand;
 }
 
 namespace {

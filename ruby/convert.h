@@ -3,8 +3,10 @@
 
 #include "core/scalar.h"
 #include "ops/indexing.h"
+#include "ops/operand.h"
 #include "ruby/ruby_api.h"
 
+#include <memory>
 #include <vector>
 
 namespace cumo::rb {
@@ -34,6 +36,25 @@ struct HostArray {
   std::vector<char> bytes;
 };
 HostArray hostArrayFrom(VALUE ary, DType dtype, const char *op);
+
+/// Holds an operand for the length of one op: an NArray's handle, a Ruby
+/// number, or a Ruby Array uploaded in the receiver's class (as Numo casts
+/// an Array operand to self's class).
+struct OperandHolder {
+  Operand operand;
+  std::unique_ptr<ArrayHandle> temp;
+  HostArray host;
+  bool upload = false;
+  DType uploadType = DType::DFloat;
+};
+
+/// Converts `v` into `h` (before the engine lock): a Ruby Array is read
+/// into host memory of class `selfType`. TypeError naming `op` for
+/// anything else that is not an NArray or a number.
+void prepareOperand(OperandHolder &h, VALUE v, DType selfType, const char *op);
+
+/// Inside the engine lock: finishes an operand that needs device work.
+const Operand &finishOperand(OperandHolder &h);
 
 /// The class Numo infers for a nested Array (Cumo::NArray[...]): Bit for
 /// true/false, Int32 for integers in its range, Int64 beyond, DFloat once

@@ -151,6 +151,8 @@ void raiseError(ErrorKind kind, VALUE message) {
   case ErrorKind::Dimension: klass = eDimensionError; break;
   case ErrorKind::Frozen: klass = rb_eFrozenError; break;
   case ErrorKind::ZeroDivision: klass = rb_eZeroDivError; break;
+  case ErrorKind::NoMethod: klass = rb_eNoMethodError; break;
+  case ErrorKind::Operation: klass = eOperationError; break;
   case ErrorKind::NotImplemented: klass = rb_eNotImpError; break;
   case ErrorKind::Cuda: klass = eCudaRuntimeError; break;
   case ErrorKind::Nvrtc: klass = eNvrtcError; break;
@@ -248,6 +250,7 @@ extern "C" __attribute__((visibility("default"))) void Init_cumo_ext() {
   initHostHooks();
   initConversions();
   initNArrayMethods();
+  initMath();
   initIndexing();
   initReductions();
   initPlan();

@@ -21,42 +21,6 @@ DType selfDType(VALUE klass, const char *op) {
   return t;
 }
 
-/// Holds an operand for the length of one op: an NArray's handle, a Ruby
-/// number, or a Ruby Array uploaded in the receiver's class (as Numo casts
-/// an Array operand to self's class).
-struct OperandHolder {
-  Operand operand;
-  std::unique_ptr<ArrayHandle> temp;
-  HostArray host;
-  bool upload = false;
-  DType uploadType = DType::DFloat;
-};
-
-void prepareOperand(OperandHolder &h, VALUE v, DType selfType, const char *op) {
-  if (isNArray(v)) {
-    h.operand = Operand::of(handleOf(v, op));
-  } else if (isRubyScalar(v)) {
-    h.operand = Operand::of(scalarFrom(v, op));
-  } else if (RB_TYPE_P(v, T_ARRAY)) {
-    h.host = hostArrayFrom(v, selfType, op);
-    h.upload = true;
-    h.uploadType = selfType;
-  } else {
-    rb_raise(rb_eTypeError, "[%s] expected Cumo::NArray or a number, not %" PRIsVALUE,
-             op, rb_obj_class(v));
-  }
-}
-
-/// Inside the engine lock: finishes an operand that needs device work.
-const Operand &finishOperand(OperandHolder &h) {
-  if (h.upload) {
-    h.temp = std::make_unique<ArrayHandle>(
-        uploadNode(h.uploadType, h.host.shape, h.host.bytes.data()));
-    h.operand = Operand::of(*h.temp);
-  }
-  return h.operand;
-}
-
 template <OpKind Op> VALUE binaryMethod(VALUE self, VALUE other) {
   const char *name = opName(Op).data();
   ArrayHandle &a = handleOf(self, name);

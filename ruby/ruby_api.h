@@ -96,6 +96,7 @@ void releaseDeadHandles();
 void initErrors();
 void initNArrayClasses();
 void initNArrayMethods();
+void initMath();
 void initIndexing();
 void initReductions();
 void initConversions();

@@ -15,7 +15,9 @@
 #include "graph/executor.h"
 #include "ops/creation.h"
 #include "ops/elementwise.h"
+#include "ops/element_fn.h"
 #include "ops/indexing.h"
+#include "ops/math.h"
 #include "ops/reduction.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -255,6 +257,58 @@ Plan dtypePlan(DType t, int64_t rows = 4, int64_t cols = 6) {
   return planOf(roots);
 }
 
+/// Every op of ops/math.h a dtype admits: the math functions, rounding,
+/// sign, predicates, clip, maximum and minimum for float classes; bitwise
+/// operators, shifts, clip and sign for integer classes; Bit's & | ^ ~.
+Plan mathPlan(DType t, int64_t rows = 4, int64_t cols = 6) {
+  Handle a = wrap(input(t, {rows, cols}, 11));
+  Handle b = wrap(input(t, {cols}, 12));
+  Operand x = Operand::of(*a), y = Operand::of(*b);
+  llvm::SmallVector<NodeRef, 64> roots;
+  auto add = [&](std::pair<NodeRef, NodeRef> p) {
+    roots.push_back(p.first);
+    roots.push_back(p.second);
+  };
+  if (isFloat(t)) {
+    for (int op = 0; op < int(OpKind::Update); ++op) {
+      OpKind k = OpKind(op);
+      if (elementDomain(k) != ElementDomain::Float || k == OpKind::Frexp ||
+          k == OpKind::FrexpExp || k == OpKind::Modf)
+        continue;
+      if (opCategory(k) == OpCategory::Compare)
+        roots.push_back(predicateOp(k, *a));
+      else if (opArity(k) == 1)
+        roots.push_back(mathOp(k, t, {x}));
+      else
+        roots.push_back(mathOp(k, t, {x, y}));
+    }
+    add(frexpOp(t, x));
+    add(modfOp(*a));
+    roots.push_back(copysignOp(x, Operand::of(Scalar::ofFloat(-1))));
+  }
+  if (isInteger(t)) {
+    for (OpKind op : {OpKind::BitAnd, OpKind::BitOr, OpKind::BitXor,
+                      OpKind::LeftShift, OpKind::RightShift})
+      roots.push_back(bitwiseOp(op, x, y));
+    roots.push_back(bitNotOp(*a));
+  }
+  if (t == DType::Bit) {
+    for (OpKind op : {OpKind::BitAnd, OpKind::BitOr, OpKind::BitXor})
+      roots.push_back(bitwiseOp(op, x, y));
+    roots.push_back(bitNotOp(*a));
+    return planOf(roots);
+  }
+  roots.push_back(signOp(*a));
+  roots.push_back(squareOp(*a));
+  Operand lo = Operand::of(Scalar::ofInt(1)), hi = Operand::of(Scalar::ofInt(9));
+  roots.push_back(clipOp(*a, &lo, &hi));
+  roots.push_back(clipOp(*a, &y, nullptr));
+  for (OpKind op : {OpKind::Fmax, OpKind::Fmin, OpKind::Maximum, OpKind::Minimum})
+    roots.push_back(extremumOp(op, t, x, y));
+  add(divmodOp(x, Operand::of(Scalar::ofInt(7))));
+  return planOf(roots);
+}
+
 Plan seqPlan(DType t, Shape shape, Scalar start, Scalar step) {
   return planOf({seqNode(t, shape, start, step)});
 }
@@ -429,6 +483,16 @@ TEST_CASE("every dtype: arithmetic, comparisons and casts") {
     CHECK(p.kernels.size() == 1);
     compilePlan(p);
     checkSameKernel(p, dtypePlan(DType(t), 9, 2));
+  }
+}
+
+TEST_CASE("every dtype: math, rounding, predicates, bitwise, clip") {
+  for (int t = 0; t < kNumDTypes; ++t) {
+    CAPTURE(nameOf(DType(t)));
+    Plan p = mathPlan(DType(t));
+    REQUIRE(!p.kernels.empty());
+    compilePlan(p);
+    checkSameKernel(p, mathPlan(DType(t), 9, 2));
   }
 }
 
@@ -747,6 +811,8 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
       CAPTURE(nameOf(DType(t)));
       // exp, log and pow come from different math libraries.
       compareWithCpu(dtypePlan(DType(t), 33, 65), isFloat(DType(t)) ? 1e-6 : 0);
+      // The math functions come from different libraries too.
+      compareWithCpu(mathPlan(DType(t), 33, 65), isFloat(DType(t)) ? 1e-6 : 0);
     }
   }
   SUBCASE("full reductions") {

@@ -26,12 +26,109 @@ module DiffCases
     end
   end
 
+  # An integer division by zero raises ZeroDivisionError at the read, so
+  # divisors of integer classes are made odd (never zero, either sign).
+  def divisor(name, op, d)
+    return d if FLOAT_TYPES.include?(name) || !%i[/ % divmod].include?(op)
+
+    d * 2 + 1
+  end
+
+  # Inputs inside the domain of a unary math function, from the [-4, 4)
+  # floats of `input`.
+  def math_input(name, fn, seed)
+    x = input(name, 501, seed: seed)
+    case fn
+    when :sqrt, :log, :log2, :log10, :cbrt then x.abs + 0.01
+    when :log1p then x.abs - 0.5
+    when :asin, :acos, :atanh then x / 4.5
+    when :acosh then x.abs + 1
+    else x
+    end
+  end
+
+  # Names of transcendental cases carry "math:", which gives them the ulp
+  # tolerance in differential.rb; every other new op must agree exactly.
+  def math_cases(list)
+    FLOAT_TYPES.each do |t|
+      %i[sqrt cbrt exp exp2 exp10 expm1 log log2 log10 log1p sin cos tan asin acos atan
+         sinh cosh tanh asinh acosh atanh erf erfc sinc].each_with_index do |fn, i|
+        list["#{t} math:#{fn}"] = -> { klass(t)::Math.send(fn, math_input(t, fn, 40 + i)) }
+      end
+      list["#{t} math:atan2"] = -> { Cumo::NMath.atan2(input(t, 13, 31, seed: 70), input(t, 31, seed: 71)) }
+      list["#{t} math:hypot"] = -> { Cumo::NMath.hypot(input(t, 13, 31, seed: 72), input(t, 1, 31, seed: 73)) }
+      list["#{t} math:fused"] = lambda {
+        # kept away from zero, where a relative tolerance means nothing
+        x = input(t, 777, seed: 74)
+        Cumo::NMath.tanh(Cumo::NMath.sin(x) * 2) * Cumo::NMath.exp(x / 8) + 3
+      }
+      list["#{t} math:promoted"] = -> { Cumo::NMath.atan2(input(t, 99, seed: 75), 0.5) }
+      list["#{t} ldexp"] = lambda {
+        Cumo::NMath.ldexp(input(t, 300, seed: 76), input("Int32", 300, seed: 77).cast_to(klass(t)))
+      }
+      list["#{t} frexp"] = -> { klass(t)::Math.frexp(input(t, 300, seed: 78) * 1e5) }
+      list["#{t} rounding"] = lambda {
+        x = input(t, 400, seed: 79) * 3
+        [x.floor, x.ceil, x.round, x.rint, x.trunc, x.modf].flatten
+      }
+      list["#{t} rounding ties"] = lambda {
+        x = klass(t).new(41).seq(-10, 0.5)
+        [x.round, x.rint]
+      }
+      list["#{t} sign square reciprocal"] = lambda {
+        x = input(t, 300, seed: 80).round
+        [x.sign, x.square, x.reciprocal, x.copysign(input(t, 300, seed: 81))]
+      }
+      list["#{t} predicates"] = lambda {
+        x = input(t, 300, seed: 82).round # zeros of both signs
+        inv = x.reciprocal # infinities of both signs
+        nan = x / x # NaN where x is zero
+        [inv.isinf, inv.isposinf, inv.isneginf, inv.isfinite, inv.signbit, x.signbit,
+         nan.isnan, nan.isfinite, nan.isnan & (inv > 0)]
+      }
+      list["#{t} maximum minimum"] = lambda {
+        x = input(t, 300, seed: 83).round
+        a = x / x * input(t, 300, seed: 98) # NaN where x is zero
+        b = input(t, 300, seed: 84)
+        k = klass(t)
+        [k.maximum(a, b), k.minimum(a, b), k.maximum(a, b, nan: true), k.minimum(b, a, nan: true)]
+      }
+      list["#{t} clip"] = lambda {
+        x = input(t, 20, 30, seed: 85)
+        [x.clip(-1, 2.5), x.clip(input(t, 30, seed: 86), nil), x.clip(nil, input(t, 20, 1, seed: 87))]
+      }
+    end
+    INT_TYPES.each do |t|
+      list["#{t} bitwise"] = lambda {
+        a = input(t, 37, 53, seed: 88)
+        b = input(t, 37, 53, seed: 89)
+        [a & b, a | b, a ^ b, ~a, a & 6, 5 | b]
+      }
+      list["#{t} shifts"] = lambda {
+        a = input(t, 400, seed: 90)
+        n = klass(t).new(400).seq(-3, 1) % 70 # counts past the width too
+        [a << n, a >> n, a << 3, a >> 2]
+      }
+      list["#{t} divmod"] = -> { input(t, 300, seed: 91).divmod(divisor(t, :divmod, input(t, 300, seed: 92))) }
+      list["#{t} clip sign square"] = lambda {
+        x = input(t, 300, seed: 93)
+        [x.clip(3, 20), x.sign, x.square, (x * 2 + 1).reciprocal, klass(t).maximum(x, 10), klass(t).minimum(x, 10)]
+      }
+    end
+    list["Bit bitwise"] = lambda {
+      a = input("Int32", 301, seed: 94) > 0
+      b = input("Int32", 301, seed: 95) > 0
+      [a & b, a | b, a ^ b, ~a, a & input("Int32", 301, seed: 96), input("UInt8", 301, seed: 97) & a]
+    }
+    list
+  end
+
   def cases
     list = {}
     ALL_TYPES.each do |t|
       %i[+ - * / % **].each do |op|
         next if op == :** && FLOAT_TYPES.include?(t) # pow of negatives: NaN either way, compared below
-        list["#{t} #{op}"] = -> { input(t, 37, 53, seed: 1).send(op, input(t, 37, 53, seed: 2)) }
+        list["#{t} #{op}"] = -> { input(t, 37, 53, seed: 1).send(op, divisor(t, op, input(t, 37, 53, seed: 2))) }
       end
       list["#{t} compare"] = -> { input(t, 301, seed: 3).lt(input(t, 301, seed: 4)) }
       list["#{t} broadcast"] = -> { input(t, 17, 1, seed: 5) + input(t, 1, 33, seed: 6) }
@@ -101,6 +198,6 @@ module DiffCases
         [x, r]
       }
     end
-    list
+    math_cases(list)
   end
 end

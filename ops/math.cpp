@@ -1,0 +1,198 @@
+#include "ops/math.h"
+
+#include "core/error.h"
+#include "ops/element_fn.h"
+#include "ops/elementwise.h"
+#include "ops/record.h"
+
+#include <string>
+
+namespace cumo {
+
+namespace {
+
+std::string className(DType t) { return "Cumo::" + std::string(nameOf(t)); }
+
+/// NoMethodError: Numo's class `t` has no method for `op`.
+[[noreturn]] void undefinedFor(OpKind op, DType t) {
+  opError(ErrorKind::NoMethod, opName(op), "undefined for " + className(t));
+}
+
+/// The shape all operands broadcast to, or ShapeError naming `op`.
+Shape broadcastAll(std::string_view op, llvm::ArrayRef<Operand> args) {
+  Shape shape;
+  for (const Operand &x : args) {
+    auto s = broadcastShapes(shape, x.shape());
+    if (!s)
+      opError(ErrorKind::Shape, op,
+              "shapes " + shapeToString(shape) + " and " +
+                  shapeToString(x.shape()) + " do not broadcast");
+    shape = std::move(*s);
+  }
+  return shape;
+}
+
+/// `op` over operands converted to `dtype`, answering `out`.
+NodeRef recordOver(OpKind op, DType dtype, DType out, llvm::ArrayRef<Operand> args) {
+  Shape shape = broadcastAll(opName(op), args);
+  llvm::SmallVector<NodeRef, 2> inputs;
+  for (const Operand &x : args)
+    inputs.push_back(operandNode(x, dtype));
+  return record(op, out, shape, inputs);
+}
+
+NodeRef recordUnary(OpKind op, const ArrayHandle &a) {
+  return record(op, a.dtype(), a.shape(), {a.value()});
+}
+
+bool isNumeric(DType t) { return t != DType::Bit; }
+
+/// The class a binary op's operands meet at, for ops whose receiver may be
+/// the Ruby number of a coerce (`3 & a`).
+DType commonClass(const Operand &a, const Operand &b) {
+  return binaryResultType(OpKind::Add, a, b);
+}
+
+} // namespace
+
+DType nmathClass(std::string_view fn, llvm::ArrayRef<DType> argClasses) {
+  if (argClasses.empty())
+    opError(ErrorKind::Argument, fn, "argument missing");
+  DType t = argClasses[0];
+  for (DType c : argClasses.drop_front())
+    t = promote(t, c);
+  if (t == DType::Bit)
+    opError(ErrorKind::Type, fn, "Cumo::Bit is unknown for Cumo::NMath");
+  return isFloat(t) ? t : DType::DFloat;
+}
+
+NodeRef mathOp(OpKind op, DType dtype, llvm::ArrayRef<Operand> args) {
+  if (!isFloat(dtype))
+    opError(ErrorKind::Type, opName(op), "needs a float class, not " + className(dtype));
+  if (int(args.size()) != opArity(op))
+    opError(ErrorKind::Argument, opName(op),
+            "wrong number of arguments (given " + std::to_string(args.size()) +
+                ", expected " + std::to_string(opArity(op)) + ")");
+  return recordOver(op, dtype, dtype, args);
+}
+
+std::pair<NodeRef, NodeRef> frexpOp(DType dtype, const Operand &x) {
+  if (!isFloat(dtype))
+    opError(ErrorKind::Type, "frexp", "needs a float class, not " + className(dtype));
+  NodeRef in = operandNode(x, dtype);
+  NodeRef mantissa = record(OpKind::Frexp, dtype, in->shape(), {in});
+  NodeRef exponent = record(OpKind::FrexpExp, dtype, in->shape(), {in});
+  return {mantissa, castNode(exponent, DType::Int32)};
+}
+
+std::pair<NodeRef, NodeRef> modfOp(const ArrayHandle &a) {
+  if (!isFloat(a.dtype()))
+    undefinedFor(OpKind::Modf, a.dtype());
+  return {recordUnary(OpKind::Modf, a), recordUnary(OpKind::Trunc, a)};
+}
+
+std::unique_ptr<ArrayHandle> roundOp(OpKind op, const ArrayHandle &a) {
+  DType t = a.dtype();
+  if (!isNumeric(t))
+    undefinedFor(op, t);
+  if (!isFloat(t))
+    return std::make_unique<ArrayHandle>(a.storageRef(), a.layout());
+  return std::make_unique<ArrayHandle>(recordUnary(op, a));
+}
+
+NodeRef signOp(const ArrayHandle &a) {
+  if (!isNumeric(a.dtype()))
+    undefinedFor(OpKind::Sign, a.dtype());
+  return recordUnary(OpKind::Sign, a);
+}
+
+NodeRef squareOp(const ArrayHandle &a) {
+  if (!isNumeric(a.dtype()))
+    opError(ErrorKind::NoMethod, "square", "undefined for " + className(a.dtype()));
+  NodeRef v = a.value();
+  return record(OpKind::Mul, a.dtype(), a.shape(), {v, v});
+}
+
+NodeRef reciprocalOp(const ArrayHandle &a) {
+  if (!isNumeric(a.dtype()))
+    opError(ErrorKind::NoMethod, "reciprocal", "undefined for " + className(a.dtype()));
+  return binaryOp(OpKind::Div, Operand::of(Scalar::ofInt(1)), Operand::of(a));
+}
+
+NodeRef predicateOp(OpKind op, const ArrayHandle &a) {
+  if (!isFloat(a.dtype()))
+    undefinedFor(op, a.dtype());
+  return record(op, DType::Bit, a.shape(), {a.value()});
+}
+
+NodeRef copysignOp(const Operand &a, const Operand &b) {
+  DType t = commonClass(a, b);
+  if (!isFloat(t))
+    undefinedFor(OpKind::Copysign, t);
+  return recordOver(OpKind::Copysign, t, t, {a, b});
+}
+
+NodeRef bitwiseOp(OpKind op, const Operand &a, const Operand &b) {
+  bool shift = op == OpKind::LeftShift || op == OpKind::RightShift;
+  bool bitReceiver = a.isArray() ? a.array->dtype() == DType::Bit
+                                 : b.isArray() && b.array->dtype() == DType::Bit;
+  DType t = bitReceiver ? DType::Bit : commonClass(a, b);
+  if (isFloat(t) || (shift && t == DType::Bit))
+    undefinedFor(op, t);
+  return recordOver(op, t, t, {a, b});
+}
+
+NodeRef bitNotOp(const ArrayHandle &a) {
+  DType t = a.dtype();
+  if (isFloat(t))
+    undefinedFor(OpKind::BitNot, t);
+  if (t == DType::Bit) // Bit holds 0 and 1: its complement is x ^ 1
+    return record(OpKind::BitXor, t, a.shape(),
+                  {a.value(), scalarNode(t, Scalar::ofInt(1))});
+  return recordUnary(OpKind::BitNot, a);
+}
+
+std::pair<NodeRef, NodeRef> divmodOp(const Operand &a, const Operand &b) {
+  DType t = commonClass(a, b);
+  if (!isNumeric(t))
+    opError(ErrorKind::NoMethod, "divmod", "undefined for " + className(t));
+  return {binaryOp(OpKind::Div, a, b), binaryOp(OpKind::Mod, a, b)};
+}
+
+NodeRef clipOp(const ArrayHandle &a, const Operand *min, const Operand *max) {
+  DType t = a.dtype();
+  if (!isNumeric(t))
+    opError(ErrorKind::NoMethod, "clip", "undefined for " + className(t));
+  if (!min && !max)
+    opError(ErrorKind::Argument, "clip", "min and max are not given");
+  llvm::SmallVector<Operand, 3> all{Operand::of(a)};
+  for (const Operand *x : {min, max})
+    if (x)
+      all.push_back(*x);
+  Shape shape = broadcastAll("clip", all);
+  if (min && max && !min->isArray() && !max->isArray()) {
+    // Numo compares the bounds once converted to the class (Int32 clip(2.7,
+    // 2.2) is clip(2, 2)); a NaN bound compares false and clips nothing.
+    bool inverted = dispatchDType(t, [&]<DType D, class T>() {
+      return min->scalar.as<T>() > max->scalar.as<T>();
+    });
+    if (inverted)
+      opError(ErrorKind::Operation, "clip", "min is greater than max");
+  }
+  NodeRef v = a.value();
+  if (min)
+    v = record(OpKind::ClipLower, t, shape, {v, operandNode(*min, t)});
+  if (max)
+    v = record(OpKind::ClipUpper, t, shape, {v, operandNode(*max, t)});
+  return v;
+}
+
+NodeRef extremumOp(OpKind op, DType dtype, const Operand &a, const Operand &b) {
+  if (!isNumeric(dtype))
+    opError(ErrorKind::NoMethod, op == OpKind::Fmax || op == OpKind::Maximum
+                                     ? "maximum" : "minimum",
+            "undefined for " + className(dtype));
+  return recordOver(op, dtype, dtype, {a, b});
+}
+
+} // namespace cumo
