@@ -92,6 +92,11 @@ public:
   uint32_t pendingIndex = kNotPending;
   /// Recording order, for stable plans.
   uint64_t serial = 0;
+  /// Where the node stands in the flush being planned: valid while
+  /// flushEpoch equals the engine's current flush (no map lookups on the
+  /// hot path).
+  uint64_t flushEpoch = 0;
+  uint32_t flushPos = 0;
 
 private:
   OpKind op_;

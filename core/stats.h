@@ -21,7 +21,9 @@ namespace cumo {
   X(bytes_allocated)                                                           \
   X(plans_run)                                                                 \
   X(nodes_recorded)                                                            \
-  X(budget_flushes)
+  X(budget_flushes)                                                            \
+  X(plan_cache_hits)                                                           \
+  X(plan_cache_misses)
 
 struct Stats {
 #define CUMO_STAT_FIELD(name) uint64_t name = 0;

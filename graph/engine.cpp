@@ -111,6 +111,32 @@ void Engine::releaseDead() {
     ReleaseQueue::get().drain();
 }
 
+uint64_t Engine::collectForFlush(llvm::SmallVectorImpl<NodeRef> &nodes) {
+  PendingList::get().collect(nodes);
+  uint64_t epoch = ++flushEpoch_;
+  auto number = [&] {
+    for (uint32_t i = 0; i < nodes.size(); ++i) {
+      nodes[i]->flushEpoch = epoch;
+      nodes[i]->flushPos = i;
+    }
+  };
+  number();
+  // The pending list holds every pending node in recording order, which is
+  // an order inputs come first in. Should a pending input be missing (it
+  // fell out of the list), walk the graph instead.
+  for (const NodeRef &n : nodes)
+    for (const NodeRef &in : n->inputs())
+      if (in->isPending() && in->flushEpoch != epoch) {
+        llvm::SmallVector<NodeRef, 64> roots(nodes.begin(), nodes.end());
+        nodes.clear();
+        collectPending(roots, nodes);
+        epoch = ++flushEpoch_;
+        number();
+        return epoch;
+      }
+  return epoch;
+}
+
 void Engine::flush() {
   if (flushing_)
     return;
@@ -119,26 +145,25 @@ void Engine::flush() {
   PendingList &pending = PendingList::get();
   if (pending.empty())
     return;
-  llvm::SmallVector<NodeRef, 64> roots, nodes;
-  pending.collect(roots);
-  collectPending(roots, nodes);
+  llvm::SmallVector<NodeRef, 64> nodes;
+  uint64_t epoch = collectForFlush(nodes);
   llvm::BitVector stored(nodes.size());
   for (uint32_t i = 0; i < nodes.size(); ++i)
     if (nodes[i]->isWrapped())
       stored.set(i);
-  storedSets().settle(nodes, stored);
 
   // The same structure as an earlier flush runs that flush's plan.
   llvm::SmallVector<const Node *, 16> leaves;
-  uint64_t key = PlanCache::key(nodes, stored, leaves);
+  PlanCache::Keys keys = PlanCache::keys(nodes, epoch, leaves);
+  storedSets().settle(keys.structure, stored);
+  uint64_t key = PlanCache::withStored(keys.exact, stored);
   PlanTemplate *t = planCache_.find(key, nodes.size(), leaves.size());
-  if (!t) {
-    llvm::DenseMap<const Node *, uint32_t> pos;
-    for (uint32_t i = 0; i < nodes.size(); ++i)
-      pos[nodes[i].get()] = i;
+  if (t) {
+    ++Stats::get().plan_cache_hits;
+  } else {
+    ++Stats::get().plan_cache_misses;
     Schedule s = schedule(nodes, [&](const Node *n) {
-      auto it = pos.find(n);
-      return it != pos.end() && stored.test(it->second);
+      return n->flushEpoch == epoch && stored.test(n->flushPos);
     });
     t = &planCache_.insert(key, lower(s), nodes, leaves);
   }

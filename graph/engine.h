@@ -46,6 +46,10 @@ private:
 
   /// Raises what a kernel flagged in the error word since the last check.
   void raiseDeviceErrors();
+  /// Every pending node in recording order, numbered for this flush
+  /// (Node::flushPos); answers the flush's epoch.
+  uint64_t collectForFlush(llvm::SmallVectorImpl<NodeRef> &nodes);
+  uint64_t flushEpoch_ = 0;
 
   Executor *executor_ = nullptr;
   PlanCache planCache_;

@@ -73,36 +73,48 @@ void addAttributes(Hasher &h, const Node *n) {
 
 } // namespace
 
-uint64_t PlanCache::key(llvm::ArrayRef<NodeRef> nodes, const llvm::BitVector &stored,
-                        llvm::SmallVectorImpl<const Node *> &leaves) {
-  llvm::DenseMap<const Node *, uint32_t> position;
-  llvm::DenseMap<const Buffer *, uint32_t> leafOf;
-  position.reserve(nodes.size());
-  Hasher h;
-  h.add(nodes.size());
+PlanCache::Keys PlanCache::keys(llvm::ArrayRef<NodeRef> nodes, uint64_t epoch,
+                                llvm::SmallVectorImpl<const Node *> &leaves) {
+  Hasher coarse, exact;
+  coarse.add(nodes.size());
+  exact.add(nodes.size());
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     const Node *n = nodes[i].get();
-    position[n] = i;
-    h.add(uint64_t(n->op()) | uint64_t(n->dtype()) << 8 |
-          uint64_t(stored.test(i)) << 16);
-    h.addAll(n->shape());
-    addAttributes(h, n);
+    uint64_t head = uint64_t(n->op()) | uint64_t(n->dtype()) << 8 |
+                    uint64_t(n->ndim()) << 16;
+    coarse.add(head);
+    exact.add(head);
+    exact.addAll(n->shape());
+    addAttributes(exact, n);
     for (const NodeRef &in : n->inputs()) {
-      auto it = position.find(in.get());
-      if (it != position.end()) {
-        h.add(i - it->second);
+      if (in->flushEpoch == epoch && in->isPending()) {
+        coarse.add(i - in->flushPos);
+        exact.add(i - in->flushPos);
         continue;
       }
       // A materialized input: which distinct buffer, and how it is read.
-      auto [leaf, fresh] = leafOf.try_emplace(in->buffer().get(), leaves.size());
-      if (fresh)
+      // Leaves are few, so a linear search beats a map.
+      const Buffer *buf = in->buffer().get();
+      size_t leaf = 0;
+      while (leaf < leaves.size() && leaves[leaf]->buffer().get() != buf)
+        ++leaf;
+      if (leaf == leaves.size())
         leaves.push_back(in.get());
-      h.add(~uint64_t(leaf->second));
-      h.add(uint64_t(in->dtype()));
-      h.addLayout(in->layout());
+      coarse.add(~uint64_t(0));
+      exact.add(~uint64_t(leaf));
+      exact.add(uint64_t(in->dtype()));
+      exact.addLayout(in->layout());
     }
   }
-  h.add(leaves.size());
+  exact.add(leaves.size());
+  return {coarse.get(), exact.get()};
+}
+
+uint64_t PlanCache::withStored(uint64_t exact, const llvm::BitVector &stored) {
+  Hasher h;
+  h.add(exact);
+  for (uint64_t word : stored.getData())
+    h.add(word);
   return h.get();
 }
 

@@ -42,14 +42,22 @@ struct PlanTemplate {
 
 class PlanCache {
 public:
-  /// The exact key of a flush's DAG: per node its op, dtype, shape,
-  /// attributes (view maps, update targets, axes), the kinds of its
-  /// scalars, whether it is stored, and where each input comes from (an
-  /// earlier position, or the k-th distinct leaf buffer with its layout).
-  /// Fills `leaves` with one node per distinct leaf buffer, in first-use
-  /// order.
-  static uint64_t key(llvm::ArrayRef<NodeRef> nodes, const llvm::BitVector &stored,
-                      llvm::SmallVectorImpl<const Node *> &leaves);
+  /// The keys of a flush's DAG, computed in one pass. `nodes` carry their
+  /// positions (Node::flushPos, valid for `epoch`).
+  struct Keys {
+    /// Ops, dtypes, ranks and where inputs come from: what StoredSets
+    /// remembers stored sets by.
+    uint64_t structure = 0;
+    /// Everything a plan depends on but which nodes are stored: shapes,
+    /// attributes (view maps, update targets, axes), the kinds of scalars,
+    /// input positions, and for materialized inputs the k-th distinct leaf
+    /// buffer with its layout. Never scalar values or addresses.
+    uint64_t exact = 0;
+  };
+  static Keys keys(llvm::ArrayRef<NodeRef> nodes, uint64_t epoch,
+                   llvm::SmallVectorImpl<const Node *> &leaves);
+  /// The exact key with the stored set folded in.
+  static uint64_t withStored(uint64_t exact, const llvm::BitVector &stored);
 
   PlanTemplate *find(uint64_t key, size_t nodeCount, size_t leafCount);
   /// Turns a freshly lowered plan of these nodes into a template.

@@ -17,12 +17,14 @@ namespace cumo {
 class StoredSets {
 public:
   /// Marks in `stored` (one bit per node) what this flush stores: the live
-  /// bits given in, widened to the remembered set for this structure.
-  void settle(llvm::ArrayRef<NodeRef> nodes, llvm::BitVector &stored);
+  /// bits given in, widened to the set remembered for `structure` (a key of
+  /// the flush's ops and their inputs, PlanCache::keys's `structure`; a
+  /// collision only makes a flush store more than it needs, which is
+  /// harmless).
+  void settle(uint64_t structure, llvm::BitVector &stored);
   size_t size() const { return sets_.size(); }
 
 private:
-  static uint64_t structureKey(llvm::ArrayRef<NodeRef> nodes);
   llvm::DenseMap<uint64_t, llvm::BitVector> sets_;
 };
 

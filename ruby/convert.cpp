@@ -53,21 +53,18 @@ Shape shapeFromArgs(int argc, const VALUE *argv, const char *op) {
 
 namespace {
 
-ID idBegin, idEnd, idStep, idExcludeEnd;
 VALUE cArithSeq = Qnil;
 
-IndexItem rangeItem(VALUE range, long step, const char *op) {
+IndexItem rangeItem(VALUE begin, VALUE end, bool exclusive, long step) {
   IndexItem it;
   it.kind = IndexItem::Kind::Range;
-  VALUE b = rb_funcall(range, idBegin, 0);
-  VALUE e = rb_funcall(range, idEnd, 0);
-  it.hasBegin = !NIL_P(b);
-  it.hasEnd = !NIL_P(e);
+  it.hasBegin = !NIL_P(begin);
+  it.hasEnd = !NIL_P(end);
   if (it.hasBegin)
-    it.begin = NUM2LL(rb_Integer(b));
+    it.begin = NUM2LL(rb_Integer(begin));
   if (it.hasEnd)
-    it.end = NUM2LL(rb_Integer(e));
-  it.exclusive = RTEST(rb_funcall(range, idExcludeEnd, 0));
+    it.end = NUM2LL(rb_Integer(end));
+  it.exclusive = exclusive;
   it.step = step;
   return it;
 }
@@ -102,11 +99,17 @@ IndexItem indexItemFrom(VALUE v, const char *op) {
     }
     rb_raise(rb_eIndexError, "[%s] invalid symbol for index: :%s", op, s.c_str());
   }
-  if (rb_obj_is_kind_of(v, rb_cRange))
-    return rangeItem(v, 1, op);
+  // Ranges through the C API: a method call per end would cost more than
+  // the rest of the index.
+  VALUE begin, end, step;
+  int exclusive;
+  if (rb_range_values(v, &begin, &end, &exclusive) == Qtrue &&
+      rb_obj_is_kind_of(v, rb_cRange))
+    return rangeItem(begin, end, exclusive, 1);
   if (!NIL_P(cArithSeq) && rb_obj_is_kind_of(v, cArithSeq)) {
-    long step = NUM2LONG(rb_funcall(v, idStep, 0));
-    return rangeItem(v, step, op);
+    rb_arithmetic_sequence_components_t c;
+    rb_arithmetic_sequence_extract(v, &c);
+    return rangeItem(c.begin, c.end, c.exclude_end, NUM2LONG(c.step));
   }
   if (RB_TYPE_P(v, T_ARRAY) || isNArray(v))
     rb_raise(rb_eNotImpError,
@@ -266,10 +269,6 @@ DType inferDType(VALUE ary) {
 }
 
 void initConversions() {
-  idBegin = rb_intern("begin");
-  idEnd = rb_intern("end");
-  idStep = rb_intern("step");
-  idExcludeEnd = rb_intern("exclude_end?");
   cArithSeq = rb_const_get(rb_cEnumerator, rb_intern("ArithmeticSequence"));
   rb_gc_register_address(&cArithSeq);
 }

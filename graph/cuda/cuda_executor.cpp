@@ -338,10 +338,13 @@ void CudaExecutor::run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) {
 
   llvm::SmallVector<size_t, 8> tempOffsets;
   layoutArena(cp, plan, tempOffsets);
+  // No scratch and no temps: a plan of plain elementwise kernels has no
+  // arena at all.
+  char *arena = cp.arena ? static_cast<char *>(cp.arena->data()) : nullptr;
   llvm::SmallVector<void *, 8> pointers(plan.buffers.size(), nullptr);
   for (size_t b = 0; b < plan.buffers.size(); ++b) {
     if (plan.buffers[b].role == PlanBuffer::Role::Temp)
-      pointers[b] = static_cast<char *>(cp.arena->data()) + tempOffsets[b];
+      pointers[b] = arena + tempOffsets[b];
     else if (buffers[b])
       pointers[b] = buffers[b]->data();
   }
@@ -350,7 +353,7 @@ void CudaExecutor::run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) {
   for (size_t i = 0; i < cp.kernels.size(); ++i) {
     block.resize(alignUp(block.size(), kParamAlignment));
     cp.paramOffsets[i] = block.size();
-    void *scratch = static_cast<char *>(cp.arena->data()) + cp.scratch[i].first;
+    void *scratch = cp.scratch[i].second ? arena + cp.scratch[i].first : nullptr;
     uint32_t k = cp.planIndex[i];
     prepared->kernels[k].pack(plan.kernels[k], cp.launches[i], pointers, scratch,
                               device_->errorWord(), block);
