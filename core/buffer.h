@@ -14,8 +14,8 @@ class MemoryPool;
 
 class Buffer : public llvm::RefCountedBase<Buffer> {
 public:
-  Buffer(MemoryPool *pool, void *ptr, size_t bytes)
-      : pool_(pool), ptr_(ptr), bytes_(bytes) {}
+  Buffer(MemoryPool *pool, void *ptr, size_t bytes, bool internal = false)
+      : pool_(pool), ptr_(ptr), bytes_(bytes), internal_(internal) {}
   ~Buffer();
   Buffer(const Buffer &) = delete;
   Buffer &operator=(const Buffer &) = delete;
@@ -23,11 +23,14 @@ public:
   void *data() const { return ptr_; }
   size_t bytes() const { return bytes_; }
   MemoryPool *pool() const { return pool_; }
+  /// Engine memory (a cached graph's arena), not an array's.
+  bool internal() const { return internal_; }
 
 private:
   MemoryPool *pool_;
   void *ptr_;
   size_t bytes_;
+  bool internal_;
 };
 
 } // namespace cumo

@@ -13,7 +13,7 @@ constexpr size_t kGrowthBeforeCallback = size_t(256) << 20;
 
 Buffer::~Buffer() {
   if (pool_)
-    pool_->release(ptr_, bytes_);
+    pool_->release(ptr_, bytes_, internal_);
 }
 
 MemoryPool::~MemoryPool() { freeCached(); }
@@ -42,6 +42,21 @@ Ref<Buffer> MemoryPool::allocate(size_t bytes) {
   size_t rounded = roundedSize(bytes);
   if (rounded == 0)
     return Ref<Buffer>(new Buffer(nullptr, nullptr, 0));
+  void *p = obtain(rounded);
+  used_ += rounded;
+  return Ref<Buffer>(new Buffer(this, p, rounded));
+}
+
+Ref<Buffer> MemoryPool::allocateInternal(size_t bytes) {
+  size_t rounded = roundedSize(bytes);
+  if (rounded == 0)
+    return Ref<Buffer>(new Buffer(nullptr, nullptr, 0, true));
+  void *p = obtain(rounded);
+  internal_ += rounded;
+  return Ref<Buffer>(new Buffer(this, p, rounded, true));
+}
+
+void *MemoryPool::obtain(size_t rounded) {
   void *p = enabled_ ? takeCached(rounded) : nullptr;
   if (!p) {
     if (onPressure_ && !inCallback_ &&
@@ -74,12 +89,11 @@ Ref<Buffer> MemoryPool::allocate(size_t bytes) {
     total_ += rounded;
     grownSinceCallback_ += rounded;
   }
-  used_ += rounded;
-  return Ref<Buffer>(new Buffer(this, p, rounded));
+  return p;
 }
 
-void MemoryPool::release(void *ptr, size_t bytes) {
-  used_ -= bytes;
+void MemoryPool::release(void *ptr, size_t bytes, bool internal) {
+  (internal ? internal_ : used_) -= bytes;
   if (!enabled_) {
     raw_.deallocate(ptr, bytes);
     total_ -= bytes;

@@ -32,6 +32,10 @@ public:
   /// memory frees the cache, asks `onPressure` (Ruby's GC) to release what
   /// it can, retries once, then throws ErrorKind::OutOfMemory.
   Ref<Buffer> allocate(size_t bytes);
+  /// A block for the engine's own caches (graph arenas, parameter blocks):
+  /// counted in totalBytes and internalBytes, not in usedBytes, which
+  /// answers what arrays hold.
+  Ref<Buffer> allocateInternal(size_t bytes);
 
   /// Gives every cached block back to the raw allocator.
   void freeCached();
@@ -41,6 +45,7 @@ public:
   bool enabled() const { return enabled_; }
 
   size_t usedBytes() const { return used_; }   ///< handed out, not returned
+  size_t internalBytes() const { return internal_; } ///< held by engine caches
   size_t totalBytes() const { return total_; } ///< taken from the allocator
   size_t cachedBytes() const { return total_ - used_; }
 
@@ -56,12 +61,14 @@ public:
 
 private:
   friend class Buffer;
-  void release(void *ptr, size_t bytes);
+  void release(void *ptr, size_t bytes, bool internal);
+  void *obtain(size_t rounded);
   void *takeCached(size_t rounded);
 
   RawAllocator &raw_;
   llvm::DenseMap<size_t, llvm::SmallVector<void *, 4>> free_;
   size_t used_ = 0;
+  size_t internal_ = 0;
   size_t total_ = 0;
   size_t grownSinceCallback_ = 0;
   bool enabled_ = true;

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cumo {
 
@@ -59,7 +60,8 @@ void packParams(const Kernel &k, const LaunchConfig &launch,
 
 namespace cudagen {
 struct KernelShape;
-}
+struct ParamPatch;
+} // namespace cudagen
 
 /// A kernel's structure analyzed once, for the flushes that repeat a cached
 /// plan: its key, its launch rule and its parameter packing, without
@@ -71,13 +73,21 @@ public:
   PreparedKernel(PreparedKernel &&) noexcept;
   uint64_t key() const { return key_; }
   LaunchConfig launch(const Kernel &k, const DeviceModel &model) const;
+  /// Packs the parameter block. The first call describes it field by
+  /// field; later calls patch a copy of the first (valid because a
+  /// prepared kernel is only packed again for the same template).
   void pack(const Kernel &k, const LaunchConfig &launch,
             llvm::ArrayRef<void *> buffers, void *scratch, void *errorWord,
-            llvm::SmallVectorImpl<char> &out) const;
+            llvm::SmallVectorImpl<char> &out);
 
 private:
   std::unique_ptr<cudagen::KernelShape> shape_;
   uint64_t key_ = 0;
+  /// The last block packed and where its changing fields lie: a repeat
+  /// copies it and patches those (a cached template's kernel packs the
+  /// same layout, extents and strides every time).
+  std::unique_ptr<std::vector<cudagen::ParamPatch>> patches_;
+  std::vector<char> lastBlock_;
 };
 
 /// NVRTC options every kernel is compiled with (no FMA contraction, so a

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace cumo::cudagen {
 
@@ -150,19 +151,51 @@ LaunchConfig launchFor(const Kernel &k, ReduceStrategy strategy,
 /// packParams for a kernel whose shape is already known.
 void packWithShape(const KernelShape &s, const Kernel &k, const LaunchConfig &launch,
                    llvm::ArrayRef<void *> buffers, void *scratch, void *errorWord,
-                   llvm::SmallVectorImpl<char> &out);
+                   llvm::SmallVectorImpl<char> &out,
+                   std::vector<ParamPatch> *patches = nullptr);
 
 /// The C spelling of one element of `t`.
 llvm::StringRef cType(DType t);
 
 /// The run-time values a parameter block is filled from.
+/// A field of a packed block that changes between flushes of the same plan
+/// (pointers, Ruby scalars, seq and rand parameters): packing records where
+/// each lies, so a repeated flush patches them into the last block instead
+/// of describing the whole block again.
+struct ParamPatch {
+  enum class Kind : uint8_t {
+    Buffer,     ///< index: plan buffer
+    Scratch,    ///< index: byte offset into the kernel's scratch
+    ErrorWord,
+    Param,      ///< index: kernel parameter (in its dtype)
+    GenInt,     ///< index: generator; which: 0 a, 1 b (Scalar::i)
+    GenIntConv, ///< likewise, converted to long long (Scalar::as)
+    GenDouble,  ///< likewise, as a double
+    GenSeed,
+    GenCounter,
+  };
+  Kind kind;
+  uint8_t which = 0;
+  uint32_t offset = 0; ///< from the start of the kernel's block
+  uint32_t index = 0;
+};
+
 struct PackInputs {
   const Kernel &kernel;
   const LaunchConfig &launch;
   llvm::ArrayRef<void *> buffers;
   void *scratch = nullptr;
   void *errorWord = nullptr;
+  /// When given, receives every field that changes between flushes.
+  std::vector<ParamPatch> *patches = nullptr;
 };
+
+/// Writes the changing fields of a block packed for `k` (at `block`, as
+/// recorded by packing) with this flush's values.
+void applyPatches(const KernelShape &s, const Kernel &k,
+                  llvm::ArrayRef<ParamPatch> patches,
+                  llvm::ArrayRef<void *> buffers, void *scratch, void *errorWord,
+                  char *block);
 
 /// Receives the fields of a parameter block in order. In layout mode
 /// (generation) the value callbacks are never called.
@@ -174,6 +207,8 @@ public:
   virtual void field(llvm::StringRef name, llvm::StringRef ctype, size_t size,
                      size_t count, bool array,
                      llvm::function_ref<void(size_t, void *)> value) = 0;
+  /// While `value` runs: the offset it writes at, from the block's start.
+  virtual size_t currentOffset() const { return 0; }
 };
 
 /// Lists the parameter block's fields for `s`, with their values from `in`

@@ -74,7 +74,15 @@ public:
            [&](size_t d) { return e->strides[d]; });
   }
 
+  /// Records that the field being written changes from flush to flush.
+  void note(ParamPatch::Kind kind, uint32_t index, uint8_t which = 0) const {
+    if (in_ && in_->patches)
+      in_->patches->push_back(
+          {kind, which, uint32_t(sink_.currentOffset()), index});
+  }
+
   void *buffer(uint32_t id) const {
+    note(ParamPatch::Kind::Buffer, id);
     if (id >= in_->buffers.size())
       throw Error(ErrorKind::Internal,
                   "[cuda codegen] a kernel reads plan buffer " +
@@ -86,6 +94,14 @@ private:
   ParamSink &sink_;
   const PackInputs *in_;
 };
+
+/// A scalar parameter converted as the CPU executor converts it.
+void writeParam(DType t, const Scalar &v, void *dst) {
+  dispatchDType(t, [&]<DType D, class T>() {
+    T x = D == DType::Bit ? T(v.asDouble() != 0) : v.template as<T>();
+    std::memcpy(dst, &x, sizeof(T));
+  });
+}
 
 std::string indexed(const char *prefix, size_t i, const char *suffix = "") {
   return prefix + std::to_string(i) + suffix;
@@ -187,24 +203,48 @@ void describeParams(const KernelShape &s, const PackInputs *in,
     const Generator *gen = k ? &k->generators[i] : nullptr;
     switch (g.mode) {
     case GenMode::SeqInt:
-      f.i64(indexed("g", i, "_a"), [&] { return gen->a.i; });
-      f.i64(indexed("g", i, "_b"), [&] { return gen->b.i; });
+      f.i64(indexed("g", i, "_a"), [&] {
+        f.note(ParamPatch::Kind::GenInt, uint32_t(i), 0);
+        return gen->a.i;
+      });
+      f.i64(indexed("g", i, "_b"), [&] {
+        f.note(ParamPatch::Kind::GenInt, uint32_t(i), 1);
+        return gen->b.i;
+      });
       break;
     case GenMode::RandInt:
       f.i64(indexed("g", i, "_a"),
-            [&] { return int64_t(gen->a.as<long long>()); });
+            [&] {
+              f.note(ParamPatch::Kind::GenIntConv, uint32_t(i), 0);
+              return int64_t(gen->a.as<long long>());
+            });
       f.i64(indexed("g", i, "_b"),
-            [&] { return int64_t(gen->b.as<long long>()); });
+            [&] {
+              f.note(ParamPatch::Kind::GenIntConv, uint32_t(i), 1);
+              return int64_t(gen->b.as<long long>());
+            });
       break;
     default:
-      f.f64(indexed("g", i, "_a"), [&] { return gen->a.asDouble(); });
-      f.f64(indexed("g", i, "_b"), [&] { return gen->b.asDouble(); });
+      f.f64(indexed("g", i, "_a"), [&] {
+        f.note(ParamPatch::Kind::GenDouble, uint32_t(i), 0);
+        return gen->a.asDouble();
+      });
+      f.f64(indexed("g", i, "_b"), [&] {
+        f.note(ParamPatch::Kind::GenDouble, uint32_t(i), 1);
+        return gen->b.asDouble();
+      });
       break;
     }
     if (g.mode == GenMode::RandFloat || g.mode == GenMode::RandDouble ||
         g.mode == GenMode::RandInt) {
-      f.u64(indexed("g", i, "_seed"), [&] { return gen->seed; });
-      f.u64(indexed("g", i, "_ctr"), [&] { return gen->counter; });
+      f.u64(indexed("g", i, "_seed"), [&] {
+        f.note(ParamPatch::Kind::GenSeed, uint32_t(i));
+        return gen->seed;
+      });
+      f.u64(indexed("g", i, "_ctr"), [&] {
+        f.note(ParamPatch::Kind::GenCounter, uint32_t(i));
+        return gen->counter;
+      });
     }
     f.index(indexed("g", i), g.index, gen ? &gen->flatIndex : nullptr);
   }
@@ -226,11 +266,18 @@ void describeParams(const KernelShape &s, const PackInputs *in,
   }
 
   if (s.checksDivision)
-    f.ptr("err", "unsigned int*", [&] { return in->errorWord; });
+    f.ptr("err", "unsigned int*", [&] {
+      f.note(ParamPatch::Kind::ErrorWord, 0);
+      return in->errorWord;
+    });
 
   if (s.strategy == ReduceStrategy::Grid) {
-    f.ptr("counter", "unsigned int*", [&] { return in->scratch; });
+    f.ptr("counter", "unsigned int*", [&] {
+      f.note(ParamPatch::Kind::Scratch, 0);
+      return in->scratch;
+    });
     f.ptr("partials", "unsigned char*", [&] {
+      f.note(ParamPatch::Kind::Scratch, uint32_t(kScratchCounterBytes));
       return static_cast<void *>(static_cast<char *>(in->scratch) +
                                  kScratchCounterBytes);
     });
@@ -241,11 +288,8 @@ void describeParams(const KernelShape &s, const PackInputs *in,
   for (size_t i = 0; i < s.params.size(); ++i) {
     DType t = s.params[i];
     f.raw(indexed("p", i), cType(t), sizeOf(t), [&](size_t, void *dst) {
-      const Scalar &v = k->params[i].value;
-      dispatchDType(t, [&]<DType D, class T>() {
-        T x = D == DType::Bit ? T(v.asDouble() != 0) : v.template as<T>();
-        std::memcpy(dst, &x, sizeof(T));
-      });
+      f.note(ParamPatch::Kind::Param, uint32_t(i));
+      writeParam(t, k->params[i].value, dst);
     });
   }
 }
@@ -290,9 +334,12 @@ public:
              bool, ValueFn value) override {
     size_t offset = placeField(cursor_, maxAlign_, size, count);
     out_.resize(base_ + cursor_, 0);
-    for (size_t i = 0; i < count; ++i)
-      value(i, out_.data() + base_ + offset + i * size);
+    for (size_t i = 0; i < count; ++i) {
+      current_ = offset + i * size;
+      value(i, out_.data() + base_ + current_);
+    }
   }
+  size_t currentOffset() const override { return current_; }
   /// Pads the block to its alignment, as sizeof pads the struct.
   void finish() {
     cursor_ = (cursor_ + maxAlign_ - 1) / maxAlign_ * maxAlign_;
@@ -303,9 +350,57 @@ private:
   llvm::SmallVectorImpl<char> &out_;
   size_t base_;
   size_t cursor_ = 0, maxAlign_ = 1;
+  size_t current_ = 0;
 };
 
 } // namespace
+
+void applyPatches(const KernelShape &s, const Kernel &k,
+                  llvm::ArrayRef<ParamPatch> patches,
+                  llvm::ArrayRef<void *> buffers, void *scratch, void *errorWord,
+                  char *block) {
+  using K = ParamPatch::Kind;
+  auto put = [&](uint32_t offset, const auto &v) {
+    std::memcpy(block + offset, &v, sizeof(v));
+  };
+  for (const ParamPatch &p : patches) {
+    switch (p.kind) {
+    case K::Buffer:
+      put(p.offset, buffers[p.index]);
+      break;
+    case K::Scratch:
+      put(p.offset, static_cast<void *>(static_cast<char *>(scratch) + p.index));
+      break;
+    case K::ErrorWord:
+      put(p.offset, errorWord);
+      break;
+    case K::Param:
+      writeParam(s.params[p.index], k.params[p.index].value, block + p.offset);
+      break;
+    case K::GenInt: {
+      const Generator &g = k.generators[p.index];
+      put(p.offset, int64_t((p.which ? g.b : g.a).i));
+      break;
+    }
+    case K::GenIntConv: {
+      const Generator &g = k.generators[p.index];
+      put(p.offset, int64_t((p.which ? g.b : g.a).as<long long>()));
+      break;
+    }
+    case K::GenDouble: {
+      const Generator &g = k.generators[p.index];
+      put(p.offset, (p.which ? g.b : g.a).asDouble());
+      break;
+    }
+    case K::GenSeed:
+      put(p.offset, uint64_t(k.generators[p.index].seed));
+      break;
+    case K::GenCounter:
+      put(p.offset, uint64_t(k.generators[p.index].counter));
+      break;
+    }
+  }
+}
 
 ParamLayout layoutParams(const KernelShape &s) {
   LayoutSink sink;
@@ -330,11 +425,12 @@ void packParams(const Kernel &k, const LaunchConfig &launch,
 void cudagen::packWithShape(const KernelShape &s, const Kernel &k,
                             const LaunchConfig &launch,
                             llvm::ArrayRef<void *> buffers, void *scratch,
-                            void *errorWord, llvm::SmallVectorImpl<char> &out) {
+                            void *errorWord, llvm::SmallVectorImpl<char> &out,
+                            std::vector<ParamPatch> *patches) {
   size_t base = (out.size() + kParamAlignment - 1) / kParamAlignment *
                 kParamAlignment;
   out.resize(base, 0);
-  PackInputs in{k, launch, buffers, scratch, errorWord};
+  PackInputs in{k, launch, buffers, scratch, errorWord, patches};
   PackSink sink(out, base);
   describeParams(s, &in, sink);
   sink.finish();

@@ -349,7 +349,7 @@ public:
     llvm::SmallVector<Ref<Buffer>, 8> buffers(given.begin(), given.end());
     for (size_t i = 0; i < plan.buffers.size(); ++i)
       if (!buffers[i])
-        buffers[i] = hostDevice()->pool().allocate(
+        buffers[i] = hostDevice()->pool().allocateInternal(
             size_t(plan.buffers[i].elements) * sizeOf(plan.buffers[i].dtype));
     for (const Kernel &k : plan.kernels) {
       KernelRun(k, buffers).run();

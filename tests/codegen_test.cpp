@@ -561,6 +561,47 @@ TEST_CASE("an empty domain launches nothing") {
   compilePlan(p);
 }
 
+TEST_CASE("a prepared kernel patches its last block as packing would write it") {
+  // A repeated flush of a cached plan packs its kernels by patching the
+  // changing fields (pointers, scalars, seq and rand parameters) into the
+  // last block; the result must be byte for byte what a full pack writes.
+  std::vector<Plan> plans;
+  plans.push_back(stencilPlan(9, 4.0));
+  plans.push_back(seqPlan(DType::DFloat, {3, 5}, Scalar::ofFloat(1.5), Scalar::ofFloat(0.25)));
+  plans.push_back(randPlan(DType::SFloat, {17}, Scalar::ofFloat(-1), Scalar::ofFloat(2)));
+  plans.push_back(randPlan(DType::Int32, {17}, Scalar::ofInt(-5), Scalar::ofInt(9)));
+  plans.push_back(dotPlan(100, DType::SFloat));
+  plans.push_back(chainPlan(4, 6, 2.5, OpKind::Mul));
+  for (Plan &plan : plans) {
+    for (Kernel &k : plan.kernels) {
+      PreparedKernel prepared(k, h200());
+      LaunchConfig launch = prepared.launch(k, h200());
+      auto pointers = [&](uintptr_t base) {
+        std::vector<void *> b;
+        for (size_t i = 0; i < plan.buffers.size(); ++i)
+          b.push_back(reinterpret_cast<void *>(base + 0x1000 * i));
+        return b;
+      };
+      llvm::SmallVector<char, 512> first;
+      prepared.pack(k, launch, pointers(0x100000), (void *)0x5000, (void *)0x6000, first);
+      // The next flush: other buffers, scratch, scalars and generator values.
+      for (Param &p : k.params)
+        p.value = Scalar::ofFloat(p.value.asDouble() * 3 + 1);
+      for (Generator &g : k.generators) {
+        g.a = Scalar::ofFloat(g.a.asDouble() + 0.5);
+        g.b = g.b.isFloat() ? Scalar::ofFloat(g.b.asDouble() * 2) : Scalar::ofInt(g.b.i * 2);
+        g.seed += 7;
+        g.counter += 1000;
+      }
+      llvm::SmallVector<char, 512> patched(5, 'x'), full(5, 'x');
+      prepared.pack(k, launch, pointers(0x900000), (void *)0x7000, (void *)0x8000, patched);
+      packParams(k, launch, pointers(0x900000), (void *)0x7000, (void *)0x8000, full);
+      CHECK(patched.size() == full.size());
+      CHECK(std::memcmp(patched.data(), full.data(), full.size()) == 0);
+    }
+  }
+}
+
 TEST_CASE("the disk cache serves a new process and recompiles damaged entries") {
   char tmpl[] = "/tmp/cumo-codegen-cache-XXXXXX";
   REQUIRE(mkdtemp(tmpl) != nullptr);

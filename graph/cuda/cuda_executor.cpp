@@ -96,7 +96,7 @@ private:
   struct PreparedPlan {
     std::vector<PreparedKernel> kernels;
   };
-  const PreparedPlan &prepare(const Plan &plan);
+  PreparedPlan &prepare(const Plan &plan);
 
   CudaDevice *device_;
   KernelLoader loader_;
@@ -171,7 +171,7 @@ void CudaExecutor::layoutArena(CachedPlan &cp, const Plan &plan,
     // Grows geometrically, so extents growing by one a step reallocate
     // O(log n) times.
     size_t want = std::max(at, cp.arenaBytes + cp.arenaBytes / 2);
-    cp.arena = device_->pool().allocate(want);
+    cp.arena = device_->pool().allocateInternal(want);
     cp.arenaBytes = want;
     cudaCheck(cudaMemsetAsync(cp.arena->data(), 0, want, stream), "cudaMemsetAsync");
   } else if (scratch != cp.scratch) {
@@ -287,7 +287,7 @@ void CudaExecutor::launch(CachedPlan &cp) {
   Stats::get().kernels_launched += cp.kernels.size();
 }
 
-const CudaExecutor::PreparedPlan &CudaExecutor::prepare(const Plan &plan) {
+CudaExecutor::PreparedPlan &CudaExecutor::prepare(const Plan &plan) {
   auto it = prepared_.find(plan.templateKey);
   if (it != prepared_.end())
     return *it->second;
@@ -303,7 +303,7 @@ void CudaExecutor::run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) {
   const DeviceModel &model = device_->model();
   // A cached template's kernels were analyzed when it was first run.
   std::unique_ptr<PreparedPlan> oneShot;
-  const PreparedPlan *prepared = nullptr;
+  PreparedPlan *prepared = nullptr;
   if (plan.templateKey) {
     prepared = &prepare(plan);
   } else {
@@ -359,7 +359,7 @@ void CudaExecutor::run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) {
                               device_->errorWord(), block);
   }
   if (!cp.params || cp.paramBytes < block.size()) {
-    cp.params = device_->pool().allocate(std::max<size_t>(block.size(), 16));
+    cp.params = device_->pool().allocateInternal(std::max<size_t>(block.size(), 16));
     cp.paramBytes = block.size();
     cp.lastUploaded.clear();
     if (cp.exec) {

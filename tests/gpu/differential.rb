@@ -54,7 +54,13 @@ cpu.each do |name, want|
           elsif name =~ /pow|sqrt|exp|log/ then single ? 4e-7 : 1e-15
           else 0.0
           end
-    bad = w[:values].each_with_index.reject { |x, j| close?(x, g[:values][j], tol) }
+    # An iterative solve amplifies the reduction order's rounding in its
+    # small components: compare those against the array's largest value.
+    floor = name.include?("cg") ? w[:values].map { |x| x.to_f.abs }.max.to_f : 0.0
+    bad = w[:values].each_with_index.reject do |x, j|
+      close?(x, g[:values][j], tol) ||
+        (floor > 0 && (x - g[:values][j]).abs <= tol * floor)
+    end
     next if bad.empty?
     x, j = bad.first
     failures << "#{name}[#{i}]: #{bad.size} of #{w[:values].size} differ, " \
