@@ -58,7 +58,12 @@ opts[:variants].split(",").each do |variant|
     graph_instantiations: stats[:graph_instantiations],
     nvrtc_compiles: stats[:nvrtc_compiles], host_syncs: stats[:host_syncs],
     nodes_per_iter: (stats[:nodes_recorded].to_f / done).round(2),
-    plans_run: stats[:plans_run]
+    plans_run: stats[:plans_run], plan_cache_misses: stats[:plan_cache_misses],
+    # With CUMO_PROFILE=1: host time per iteration spent planning flushes,
+    # launching them, and waiting for reads; the rest is recording.
+    plan_us_per_iter: stats[:plan_ns] && (stats[:plan_ns] / 1e3 / done).round(3),
+    execute_us_per_iter: stats[:execute_ns] && (stats[:execute_ns] / 1e3 / done).round(3),
+    wait_us_per_iter: stats[:wait_ns] && (stats[:wait_ns] / 1e3 / done).round(3)
   )
   $stdout.flush
 end

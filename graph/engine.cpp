@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/host_hooks.h"
 #include "core/pending.h"
+#include "core/profile.h"
 #include "core/release_queue.h"
 #include "core/stats.h"
 #include "fusion/lower.h"
@@ -20,6 +21,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace cumo {
@@ -145,6 +147,7 @@ void Engine::flush() {
   PendingList &pending = PendingList::get();
   if (pending.empty())
     return;
+  std::optional<ProfileScope> planning(std::in_place, &Profile::planNs);
   llvm::SmallVector<NodeRef, 64> nodes;
   uint64_t epoch = collectForFlush(nodes);
   llvm::BitVector stored(nodes.size());
@@ -185,8 +188,11 @@ void Engine::flush() {
     divisionOp_ = std::string(opName(n->op()));
     divisionAt_ = n->hasExtra() ? n->extra().recordedAt : "";
   }
-  if (!plan.empty())
+  planning.reset();
+  if (!plan.empty()) {
+    ProfileScope executing(&Profile::executeNs);
     executor_->run(plan, buffers);
+  }
   for (auto [position, buffer] : t->stored) {
     Node *n = nodes[position].get();
     n->materialize(buffers[buffer], Layout::contiguous(n->shape()));
@@ -209,7 +215,10 @@ void Engine::raiseDeviceErrors() {
 
 void Engine::sync() {
   flush();
-  device().synchronize();
+  {
+    ProfileScope waiting(&Profile::waitNs);
+    device().synchronize();
+  }
   ++Stats::get().host_syncs;
   raiseDeviceErrors();
 }
@@ -242,6 +251,7 @@ void Engine::read(const ArrayHandle &h, void *dst) {
     return;
   }
   auto [lo, hi] = l.extent();
+  ProfileScope waiting(&Profile::waitNs);
   if (l.isContiguous() && hi - lo == l.size()) {
     device().download(*v->buffer(), size_t(lo) * size, size_t(hi - lo) * size, dst);
   } else {

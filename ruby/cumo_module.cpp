@@ -1,5 +1,6 @@
 // The Cumo module's functions: explain, stats, sync, gpu?, compatible mode,
 // and Cumo::CUDA::MemoryPool; and Cumo::Plan, what explain answers.
+#include "core/profile.h"
 #include "core/stats.h"
 #include "fusion/plan_print.h"
 #include "graph/engine.h"
@@ -61,11 +62,20 @@ VALUE statsMethod(VALUE) {
 #define CUMO_STAT_ENTRY(name) rb_hash_aset(h, sym(#name), ULL2NUM(s.name));
   CUMO_STATS(CUMO_STAT_ENTRY)
 #undef CUMO_STAT_ENTRY
+  if (Profile::enabled()) {
+    Profile p = guarded([] { return Profile::get(); });
+    rb_hash_aset(h, sym("plan_ns"), ULL2NUM(p.planNs));
+    rb_hash_aset(h, sym("execute_ns"), ULL2NUM(p.executeNs));
+    rb_hash_aset(h, sym("wait_ns"), ULL2NUM(p.waitNs));
+  }
   return h;
 }
 
 VALUE resetStatsMethod(VALUE) {
-  guarded([] { Stats::get().reset(); });
+  guarded([] {
+    Stats::get().reset();
+    Profile::get() = Profile();
+  });
   return Qnil;
 }
 

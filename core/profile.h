@@ -1,0 +1,44 @@
+// Host-time accounting for the engine's phases, on when CUMO_PROFILE is
+// set: how long flushes spend planning, how long executors spend
+// launching, how long reads wait for the device. Issue 6 asks for the host
+// time per iteration against the device time; the rest of a loop's time is
+// recording. Off, a phase costs one predictable branch.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace cumo {
+
+struct Profile {
+  uint64_t planNs = 0;    ///< flushes: collect, key, plan lookup, bind
+  uint64_t executeNs = 0; ///< executors: pack, upload, launch (or run, on CPU)
+  uint64_t waitNs = 0;    ///< reads and syncs waiting for the device
+  static bool enabled();
+  static Profile &get();
+};
+
+/// Adds the time from construction to destruction to one phase.
+class ProfileScope {
+public:
+  explicit ProfileScope(uint64_t Profile::*phase)
+      : phase_(Profile::enabled() ? phase : nullptr) {
+    if (phase_)
+      start_ = std::chrono::steady_clock::now();
+  }
+  ~ProfileScope() {
+    if (phase_)
+      Profile::get().*phase_ += uint64_t(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(
+              std::chrono::steady_clock::now() - start_)
+              .count());
+  }
+  ProfileScope(const ProfileScope &) = delete;
+  ProfileScope &operator=(const ProfileScope &) = delete;
+
+private:
+  uint64_t Profile::*phase_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+} // namespace cumo
