@@ -47,6 +47,7 @@ opts[:variants].split(",").each do |variant|
   elapsed = now.call - t0
   stats = Cumo.stats
   residual = Math.sqrt(Float((r * r).sum)) / b_norm
+  residual = nil unless residual.finite? # converged to 0/0: JSON has no NaN
   puts JSON.generate(
     bench: "cg", impl: "cumo", device: Cumo.device_name, n: opts[:n],
     dtype: opts[:dtype], scalars: scalars, check_every: check_every,

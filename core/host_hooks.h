@@ -11,6 +11,10 @@ struct HostHooks {
   /// Runs the garbage collector so that dead wrappers release their
   /// storages (memory pressure, before the pool grows).
   std::function<void()> collectGarbage;
+  /// A minor collection (young objects only): what a flush may ask for so
+  /// that the temporaries a loop dropped are known dead before it decides
+  /// what to store (CUMO_GC_BEFORE_FLUSH).
+  std::function<void()> collectYoungGarbage;
   /// Runs `wait` with the interpreter lock released (long device waits).
   std::function<void(const std::function<void()> &wait)> blockingRegion;
   /// "file.rb:12", the host line executing now (for sync warnings).

@@ -1,5 +1,6 @@
 #include "graph/engine.h"
 
+#include "core/env_flag.h"
 #include "core/error.h"
 #include "core/host_hooks.h"
 #include "core/pending.h"
@@ -97,6 +98,10 @@ Engine::Engine() {
     if (HostHooks::get().collectGarbage)
       HostHooks::get().collectGarbage();
   });
+  // A minor GC before each flush makes the temporaries a loop dropped known
+  // dead, so they are not stored: fewer bytes written, at the cost of the
+  // collection (which grows with the Ruby heap). Off by default.
+  gcBeforeFlush_ = envFlag("CUMO_GC_BEFORE_FLUSH", false);
   // The pending budget: how many recorded nodes a loop that never reads
   // runs ahead before it flushes (at its next repeat).
   if (const char *v = std::getenv("CUMO_PENDING_NODES"))
@@ -143,6 +148,8 @@ void Engine::flush() {
   if (flushing_)
     return;
   FlushGuard guard(flushing_);
+  if (gcBeforeFlush_ && HostHooks::get().collectYoungGarbage)
+    HostHooks::get().collectYoungGarbage();
   releaseDead();
   PendingList &pending = PendingList::get();
   if (pending.empty())

@@ -50,6 +50,7 @@ private:
   /// (Node::flushPos); answers the flush's epoch.
   uint64_t collectForFlush(llvm::SmallVectorImpl<NodeRef> &nodes);
   uint64_t flushEpoch_ = 0;
+  bool gcBeforeFlush_ = false;
 
   Executor *executor_ = nullptr;
   PlanCache planCache_;

@@ -231,6 +231,20 @@ VALUE callerLocation(VALUE) {
 void initHostHooks() {
   HostHooks &hooks = HostHooks::get();
   hooks.collectGarbage = [] { rb_gc(); };
+  hooks.collectYoungGarbage = [] {
+    // GC.start(full_mark: false, immediate_sweep: true); the keywords hash
+    // is built once and kept from the GC.
+    static VALUE opts = Qnil;
+    if (NIL_P(opts)) {
+      opts = rb_hash_new();
+      rb_hash_aset(opts, ID2SYM(rb_intern("full_mark")), Qfalse);
+      rb_hash_aset(opts, ID2SYM(rb_intern("immediate_sweep")), Qtrue);
+      rb_obj_freeze(opts);
+      rb_gc_register_address(&opts);
+    }
+    VALUE args = rb_hash_dup(opts);
+    rb_funcallv_kw(rb_mGC, rb_intern("start"), 1, &args, RB_PASS_KEYWORDS);
+  };
   hooks.blockingRegion = [](const std::function<void()> &wait) {
     BlockingCall call{&wait};
     rb_thread_call_without_gvl(runWait, &call, RUBY_UBF_IO, nullptr);
