@@ -16,6 +16,7 @@ class Storage : public llvm::RefCountedBase<Storage> {
 public:
   explicit Storage(NodeRef initial) : current_(std::move(initial)) {}
   ~Storage();
+  CUMO_FREE_LIST_ALLOCATED(Storage)
 
   Node *current() const { return current_.get(); }
   const NodeRef &currentRef() const { return current_; }
@@ -46,6 +47,7 @@ public:
   /// A handle onto a fresh storage whose value is `n`.
   explicit ArrayHandle(NodeRef n);
   ~ArrayHandle();
+  CUMO_FREE_LIST_ALLOCATED(ArrayHandle)
   ArrayHandle(const ArrayHandle &) = delete;
   ArrayHandle &operator=(const ArrayHandle &) = delete;
 

@@ -2,6 +2,8 @@
 // executor, host memory for the CPU executor; the core does not care which.
 #pragma once
 
+#include "core/free_list.h"
+
 #include "llvm/ADT/IntrusiveRefCntPtr.h"
 
 #include <cstddef>
@@ -17,6 +19,7 @@ public:
   Buffer(MemoryPool *pool, void *ptr, size_t bytes, bool internal = false)
       : pool_(pool), ptr_(ptr), bytes_(bytes), internal_(internal) {}
   ~Buffer();
+  CUMO_FREE_LIST_ALLOCATED(Buffer)
   Buffer(const Buffer &) = delete;
   Buffer &operator=(const Buffer &) = delete;
 

@@ -10,6 +10,7 @@
 #include "core/affine_map.h"
 #include "core/buffer.h"
 #include "core/dtype.h"
+#include "core/free_list.h"
 #include "core/op_kind.h"
 #include "core/scalar.h"
 #include "core/shape.h"
@@ -45,6 +46,7 @@ public:
   Node(OpKind op, DType dtype, Shape shape)
       : op_(op), dtype_(dtype), shape_(std::move(shape)) {}
   ~Node();
+  CUMO_FREE_LIST_ALLOCATED(Node)
 
   OpKind op() const { return op_; }
   DType dtype() const { return dtype_; }
