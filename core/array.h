@@ -62,8 +62,10 @@ public:
   /// True when this handle sees the whole storage in its natural order and
   /// shape, so its value is the storage's current node itself.
   bool isWhole() const;
-  /// A view: the handle sees part of the storage or sees it reordered.
-  bool isView() const { return !isWhole(); }
+  /// A view: the handle sees part of the storage or sees it reordered, or
+  /// was made by an op Numo answers a view object from (view, transpose,
+  /// a[true, true] ...) even where it sees the whole storage in order.
+  bool isView() const { return viewObject || !isWhole(); }
 
   /// The value as a node: the current node when whole; otherwise a view of
   /// it (an alias when the current node is materialized).
@@ -74,6 +76,9 @@ public:
   void reshapeInPlace(llvm::ArrayRef<int64_t> shape);
 
   bool frozen = false;
+  /// Made as a view object (see isView); writes through a whole view still
+  /// replace the storage's value, as writes through any view reach it.
+  bool viewObject = false;
 
 private:
   void noteLayout();

@@ -7,6 +7,7 @@
 #include "core/profile.h"
 #include "core/release_queue.h"
 #include "core/stats.h"
+#include "core/sync_warnings.h"
 #include "fusion/lower.h"
 #include "fusion/schedule.h"
 #include "graph/plan_cache.h"
@@ -221,6 +222,7 @@ void Engine::raiseDeviceErrors() {
 }
 
 void Engine::sync() {
+  SyncWarnings::get().note();
   flush();
   {
     ProfileScope waiting(&Profile::waitNs);
@@ -246,6 +248,7 @@ Plan Engine::explain(llvm::ArrayRef<NodeRef> roots) {
 }
 
 void Engine::read(const ArrayHandle &h, void *dst) {
+  SyncWarnings::get().note();
   flush();
   NodeRef v = h.value();
   if (!v->isMaterialized())

@@ -106,21 +106,17 @@ void checkFrozen(VALUE self, const char *op) {
                           rb_obj_class(self));
 }
 
-VALUE wrapHandle(ArrayHandle *h) {
-  // Allocate the Ruby object first: if that raises, the handle must not
-  // leak, so it is attached only once the object exists.
-  auto *w = ALLOC(Wrapper);
-  w->handle = nullptr;
-  w->reported = 0;
-  VALUE obj = TypedData_Wrap_Struct(classOf(h->dtype()), &kWrapperType, w);
+namespace {
+
+/// Reports the device bytes a fresh storage will hold, so the GC runs in
+/// proportion to device memory. Ruby's malloc limit (16 to 32 MB) is
+/// tuned for host memory: reporting whole device bytes ran a GC every 30
+/// ops of a 512x512 loop and tripled the host time per op (measured,
+/// 0.64 -> 2.4 us). A sixteenth keeps the GC aware of device memory at a
+/// tenth of the cost; the pool runs a GC itself before it grows
+/// (MemoryPool::setPressureCallback).
+void attach(VALUE obj, Wrapper *w, ArrayHandle *h) {
   w->handle = h;
-  // Report the device bytes a fresh storage will hold, so the GC runs in
-  // proportion to device memory. Ruby's malloc limit (16 to 32 MB) is
-  // tuned for host memory: reporting whole device bytes ran a GC every 30
-  // ops of a 512x512 loop and tripled the host time per op (measured,
-  // 0.64 -> 2.4 us). A sixteenth keeps the GC aware of device memory at a
-  // tenth of the cost; the pool runs a GC itself before it grows
-  // (MemoryPool::setPressureCallback).
   if (h->storage().handles() == 1) {
     w->reported = size_t(h->storage().size()) * sizeOf(h->dtype()) /
                   kDeviceBytesPerReportedByte;
@@ -128,18 +124,51 @@ VALUE wrapHandle(ArrayHandle *h) {
   }
   if (h->frozen)
     rb_obj_freeze(obj);
+}
+
+/// An object with no handle yet: what `allocate` answers (Marshal.load
+/// and clone fill it in); every method but those raises TypeError on it.
+VALUE allocWrapper(VALUE klass) {
+  auto *w = ALLOC(Wrapper);
+  w->handle = nullptr;
+  w->reported = 0;
+  return TypedData_Wrap_Struct(klass, &kWrapperType, w);
+}
+
+} // namespace
+
+VALUE wrapHandle(ArrayHandle *h) {
+  // Allocate the Ruby object first: if that raises, the handle must not
+  // leak, so it is attached only once the object exists.
+  auto *w = ALLOC(Wrapper);
+  w->handle = nullptr;
+  w->reported = 0;
+  VALUE obj = TypedData_Wrap_Struct(classOf(h->dtype()), &kWrapperType, w);
+  attach(obj, w, h);
   return obj;
 }
 
-VALUE wrapNode(NodeRef n) {
-  ArrayHandle *h = nullptr;
-  {
-    lockEngine();
-    h = new ArrayHandle(std::move(n));
-    unlockEngine();
+void attachHandle(VALUE obj, ArrayHandle *h, const char *op) {
+  auto *w = isNArray(obj) ? static_cast<Wrapper *>(RTYPEDDATA_DATA(obj)) : nullptr;
+  if (!w || w->handle) {
+    {
+      lockEngine();
+      delete h;
+      unlockEngine();
+    }
+    rb_raise(rb_eTypeError, "[%s] the object is already initialized", op);
   }
-  return wrapHandle(h);
+  attach(obj, w, h);
 }
+
+ArrayHandle *newHandle(NodeRef n) {
+  lockEngine();
+  auto *h = new ArrayHandle(std::move(n));
+  unlockEngine();
+  return h;
+}
+
+VALUE wrapNode(NodeRef n) { return wrapHandle(newHandle(std::move(n))); }
 
 void releaseDeadHandles() {
   if (!ReleaseQueue::get().empty())
@@ -194,7 +223,8 @@ void initNArrayClasses() {
     const DTypeInfo &t = info(DType(i));
     gClasses[i] = rb_define_class_under(mCumo, std::string(t.rubyName).c_str(),
                                         cNArray);
-    rb_undef_alloc_func(gClasses[i]);
+    // Marshal.load and clone allocate before they fill the object in.
+    rb_define_alloc_func(gClasses[i], allocWrapper);
   }
   rb_define_const(mCumo, "Float64", classOf(DType::DFloat));
   rb_define_const(mCumo, "Float32", classOf(DType::SFloat));
@@ -218,10 +248,12 @@ VALUE callerLocation(VALUE) {
   for (long i = 0; i < n; ++i) {
     VALUE loc = rb_ary_entry(locs, i);
     VALUE path = rb_funcall(loc, rb_intern("path"), 0);
-    // The first frame outside this library is the user's line.
-    if (!RTEST(rb_funcall(path, rb_intern("include?"), 1,
-                          rb_str_new_cstr("/lib/cumo"))))
-      return rb_funcall(loc, rb_intern("to_s"), 0);
+    // The first frame outside this library and Ruby's own prelude
+    // (Kernel#Float runs in <internal:kernel>) is the user's line.
+    if (RTEST(rb_funcall(path, rb_intern("include?"), 1, rb_str_new_cstr("/lib/cumo"))) ||
+        RTEST(rb_funcall(path, rb_intern("start_with?"), 1, rb_str_new_cstr("<internal:"))))
+      continue;
+    return rb_funcall(loc, rb_intern("to_s"), 0);
   }
   return rb_str_new_cstr("(unknown)");
 }
@@ -259,7 +291,22 @@ void initHostHooks() {
     return std::string(StringValueCStr(s));
   };
   hooks.warn = [](const std::string &msg) {
-    rb_warn("%s", msg.c_str());
+    // Called from inside engine code: a Warning.warn that raises must not
+    // unwind through it.
+    // Printed through Warning.warn without the "file:line:" prefix rb_warn
+    // would add: that names the frame running now, which for Float() is
+    // Ruby's prelude; the messages name the line that matters themselves.
+    if (NIL_P(ruby_verbose))
+      return; // ruby -W0, as rb_warn keeps quiet then
+    int state = 0;
+    std::string line = "warning: " + msg + "\n";
+    VALUE text = rb_str_new(line.data(), long(line.size()));
+    rb_protect([](VALUE t) -> VALUE {
+      VALUE warning = rb_const_get(rb_cObject, rb_intern("Warning"));
+      return rb_funcall(warning, rb_intern("warn"), 1, t);
+    }, text, &state);
+    if (state)
+      rb_set_errinfo(Qnil);
   };
 }
 
@@ -276,6 +323,9 @@ extern "C" __attribute__((visibility("default"))) void Init_cumo_ext() {
   initMath();
   initIndexing();
   initReductions();
+  initLayoutMethods();
+  initConstructionMethods();
+  initIOMethods();
   initPlan();
   initCumoModule();
 }

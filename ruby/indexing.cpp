@@ -30,7 +30,11 @@ ArrayHandle *indexHandle(ArrayHandle &a, const std::vector<IndexItem> &items,
 VALUE aref(int argc, VALUE *argv, VALUE self, const char *op) {
   ArrayHandle &a = handleOf(self, op);
   std::vector<IndexItem> items = indexItemsFrom(argc, argv, op);
-  ArrayHandle *h = guarded([&] { return indexHandle(a, items, op); });
+  ArrayHandle *h = guarded([&] {
+    ArrayHandle *v = indexHandle(a, items, op);
+    v->viewObject = true; // Numo answers a view for every array index
+    return v;
+  });
   return wrapHandle(h);
 }
 
@@ -149,7 +153,9 @@ VALUE transposeMethod(int argc, VALUE *argv, VALUE self) {
   for (int i = 0; i < argc; ++i)
     axes.push_back(NUM2LL(argv[i]));
   ArrayHandle *h = guarded([&] {
-    return new ArrayHandle(a.storageRef(), transposeLayout(a.layout(), axes, "transpose"));
+    auto *v = new ArrayHandle(a.storageRef(), transposeLayout(a.layout(), axes, "transpose"));
+    v->viewObject = true;
+    return v;
   });
   return wrapHandle(h);
 }
@@ -160,6 +166,7 @@ VALUE flattenMethod(VALUE self) {
     if (a.layout().isContiguous()) {
       auto *v = new ArrayHandle(a.storageRef(), a.layout());
       v->reshapeInPlace({a.size()});
+      v->viewObject = true;
       return v;
     }
     return new ArrayHandle(reshapeNode(a, {a.size()}));

@@ -1,6 +1,7 @@
 // NArray construction, arithmetic, comparison and conversion methods.
 #include "core/format.h"
 #include "graph/engine.h"
+#include "ops/binary_io.h"
 #include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "ops/reduction.h"
@@ -215,8 +216,9 @@ VALUE shapeMethod(VALUE self) {
 VALUE ndimMethod(VALUE self) { return LL2NUM(handleOf(self, "ndim").ndim()); }
 VALUE sizeMethod(VALUE self) { return LL2NUM(handleOf(self, "size").size()); }
 VALUE byteSizeMethod(VALUE self) {
+  // Numo's: Bit counts eight elements a byte, as its binary form packs them.
   ArrayHandle &a = handleOf(self, "byte_size");
-  return LL2NUM(a.size() * int64_t(sizeOf(a.dtype())));
+  return ULL2NUM(binaryByteSize(a.dtype(), a.size()));
 }
 VALUE emptyMethod(VALUE self) { return handleOf(self, "empty?").size() == 0 ? Qtrue : Qfalse; }
 VALUE viewMethod(VALUE self) { return handleOf(self, "view?").isView() ? Qtrue : Qfalse; }
@@ -265,7 +267,7 @@ VALUE inspectMethod(VALUE self) {
   if (!empty)
     bytes = readAll(a);
   std::string text =
-      inspectText(header, a.dtype(), a.shape(), bytes.data(), empty, InspectLimits());
+      inspectText(header, a.dtype(), a.shape(), bytes.data(), empty, inspectLimits());
   return rb_utf8_str_new(text.data(), long(text.size()));
 }
 

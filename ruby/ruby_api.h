@@ -7,6 +7,7 @@
 
 #include "core/array.h"
 #include "core/error.h"
+#include "core/format.h"
 
 #include <ruby.h>
 // ruby.h redefines memcpy as a macro, which breaks std::memcpy in headers
@@ -38,6 +39,16 @@ void checkFrozen(VALUE self, const char *op);
 VALUE wrapHandle(ArrayHandle *h);
 /// A new NArray over a fresh storage holding `n`.
 VALUE wrapNode(NodeRef n);
+/// A handle onto a fresh storage holding `n` (for wrapHandle and
+/// attachHandle), made with the engine locked.
+ArrayHandle *newHandle(NodeRef n);
+
+/// Gives `obj`, an object `allocate` made (Marshal.load, clone), the handle
+/// `h`; TypeError naming `op` when it already holds one.
+void attachHandle(VALUE obj, ArrayHandle *h, const char *op);
+
+/// The limits inspect prints within (Cumo::NArray.inspect_rows=, _cols=).
+InspectLimits &inspectLimits();
 
 /// Raises the Ruby exception for a cumo::Error whose message is the Ruby
 /// String `message`. Call only outside any C++ catch block, with no C++
@@ -103,5 +114,8 @@ void initConversions();
 void initCumoModule();
 void initPlan();
 void initHostHooks();
+void initLayoutMethods();
+void initConstructionMethods();
+void initIOMethods();
 
 } // namespace cumo::rb

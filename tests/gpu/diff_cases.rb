@@ -123,6 +123,53 @@ module DiffCases
     list
   end
 
+  # Layout, construction and joining (issue 4): views with negative and
+  # diagonal strides read inside kernels, joins whose parts fold into one
+  # kernel, the copies tile and repeat, eye's scatter, and the generators.
+  def layout_cases(list)
+    ALL_TYPES.each do |t|
+      list["#{t} layout views"] = lambda {
+        a = input(t, 6, 6, seed: 100)
+        [a.reverse + a.rot90(2), a.swapaxes(0, 1) - a.transpose, a.diagonal(1) + a.diagonal(-1),
+         a.flip(axis: 1)[1..4, true] * 2, a.rot90 + a.rot90(3).flipud.fliplr,
+         a.expand_dims(1).squeeze(axis: 1) + 1]
+      }
+      list["#{t} joins"] = lambda {
+        a = input(t, 4, 5, seed: 101)
+        b = input(t, 3, 5, seed: 102)
+        [Cumo::NArray.concatenate([a * 2, b.reverse, a[1..2, true]]),
+         a.concatenate(b[true, 0..3].transpose.transpose[0..1, true].tile(1, 1).reshape(2, 4)
+                         .concatenate(a[0..1, 4..4], axis: 1), axis: 0),
+         Cumo::NArray.stack([a, a.reverse], axis: 1), Cumo::NArray.vstack([a[0, true], b]),
+         Cumo::NArray.hstack([a, a.fliplr]), Cumo::NArray.dstack([a, a + 1]),
+         Cumo::NArray.column_stack([a[true, 0], a[true, 1]])]
+      }
+      list["#{t} tile repeat"] = lambda {
+        a = input(t, 3, 4, seed: 103)
+        [a.tile(2, 1, 3), a.reverse(1).tile(2), a.repeat(3, axis: 0), a.repeat(2),
+         a.diagonal.repeat([2, 0, 3]), a.swapaxes(0, 1).repeat([1, 2, 0], axis: 1)]
+      }
+      list["#{t} eye"] = lambda {
+        e = klass(t).new(5, 7).eye(3, 2)
+        f = klass(t).zeros(4, 4)
+        f.diagonal(-1)[true] = input(t, 3, seed: 104)
+        [klass(t).eye(4), e, f, klass(t).new(2, 3, 3).seq.eye]
+      }
+      list["#{t} split parts"] = lambda {
+        a = input(t, 9, 4, seed: 105)
+        a.split([2, 5]).map { |p| p * 2 } + a.hsplit(2).map(&:reverse)
+      }
+    end
+    FLOAT_TYPES.each do |t|
+      list["#{t} linspace"] = -> { [klass(t).linspace(-5, 5, 77), klass(t).linspace(0, 1, 3) * 3] }
+      list["#{t} math:logspace"] = -> { [klass(t).logspace(-2, 3, 40), klass(t).new(9).logseq(4, -1, 2)] }
+      list["#{t} math:rand_norm"] = lambda {
+        Cumo::NArray.srand(106)
+        [klass(t).new(2000).rand_norm, klass(t).new(31, 7).rand_norm(3, 0.5)]
+      }
+    end
+  end
+
   def cases
     list = {}
     ALL_TYPES.each do |t|
@@ -199,5 +246,7 @@ module DiffCases
       }
     end
     math_cases(list)
+    layout_cases(list)
+    list
   end
 end
