@@ -148,6 +148,12 @@ void defineConstants(VALUE klass, DType t) {
   rb_define_const(klass, "ELEMENT_BIT_SIZE", INT2FIX(size * 8));
   rb_define_const(klass, "ELEMENT_BYTE_SIZE", INT2FIX(size));
   rb_define_const(klass, "CONTIGUOUS_STRIDE", INT2FIX(size));
+  // MAX, MIN and EPSILON: where the classes' own initialization has
+  // defined them already (the dtype table's, which knows half, bfloat16
+  // and complex), keep those.
+  static const ID kMax = rb_intern("MAX");
+  if (rb_const_defined_at(klass, kMax))
+    return;
   dispatchDType(t, [&]<DType D, class T>() {
     using L = std::numeric_limits<T>;
     if constexpr (L::is_specialized) {
