@@ -28,12 +28,25 @@ DType promote(DType a, DType b) {
     return b;
   if (ib.kind == DTypeKind::Bool)
     return a;
-  // Floats win over integers, and the wider float wins.
+  // Complex wins over everything, with parts as wide as the wider side's
+  // (SComplex with DFloat is DComplex), as Numo's table has it.
+  if (ia.kind == DTypeKind::Complex || ib.kind == DTypeKind::Complex) {
+    const DTypeInfo &c = ia.kind == DTypeKind::Complex ? ia : ib;
+    const DTypeInfo &o = &c == &ia ? ib : ia;
+    bool wide = c.dtype == DType::DComplex ||
+                ((o.kind == DTypeKind::Float || o.kind == DTypeKind::Complex) &&
+                 o.rank >= 4);
+    return wide ? DType::DComplex : DType::SComplex;
+  }
+  // Floats win over integers, and the wider float wins. The sixteen-bit
+  // floats contain neither each other: together they are SFloat.
   if (ia.kind == DTypeKind::Float || ib.kind == DTypeKind::Float) {
     if (ia.kind != DTypeKind::Float)
       return b;
     if (ib.kind != DTypeKind::Float)
       return a;
+    if (isNarrowFloat(a) && isNarrowFloat(b))
+      return DType::SFloat;
     return ia.rank >= ib.rank ? a : b;
   }
   if (ia.kind == ib.kind)
@@ -56,19 +69,53 @@ DType promote(DType a, DType b) {
 
 DType promoteWithScalar(DType array, ScalarKind s) {
   // A Ruby Integer never widens the class (Numo: Int8[1] + 200 wraps); a
-  // Ruby Float keeps float classes and makes integer ones DFloat.
-  if (s == ScalarKind::Float)
-    return isFloat(array) ? array : DType::DFloat;
+  // Ruby Float keeps float and complex classes and makes integer ones
+  // DFloat; a Ruby Complex makes every class complex.
+  switch (s) {
+  case ScalarKind::Integer:
+    return array;
+  case ScalarKind::Float:
+    return isFloat(array) || isComplex(array) ? array : DType::DFloat;
+  case ScalarKind::Complex:
+    return complexTypeOf(array);
+  }
   return array;
 }
 
 DType dtypeOfScalar(ScalarKind s) {
-  return s == ScalarKind::Float ? DType::DFloat : DType::Int64;
+  switch (s) {
+  case ScalarKind::Integer: return DType::Int64;
+  case ScalarKind::Float: return DType::DFloat;
+  case ScalarKind::Complex: return DType::DComplex;
+  }
+  return DType::DFloat;
+}
+
+DType realTypeOf(DType t) {
+  switch (t) {
+  case DType::SComplex: return DType::SFloat;
+  case DType::DComplex: return DType::DFloat;
+  default: return t;
+  }
+}
+
+DType complexTypeOf(DType t) {
+  switch (t) {
+  case DType::SFloat:
+  case DType::HFloat:
+  case DType::BFloat:
+  case DType::SComplex:
+    return DType::SComplex;
+  default:
+    return DType::DComplex;
+  }
 }
 
 DType accumulatorOf(DType t) {
   switch (info(t).kind) {
   case DTypeKind::Float:
+    return isNarrowFloat(t) ? DType::SFloat : t;
+  case DTypeKind::Complex:
     return t;
   case DTypeKind::UInt:
     return DType::UInt64;

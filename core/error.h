@@ -20,6 +20,7 @@ enum class ErrorKind : uint8_t {
   NoMethod,    ///< NoMethodError: a method Numo's class does not have
                ///< (bitwise ops of a float class)
   Operation,   ///< Cumo::NArray::OperationError: clip with min > max
+  Cast,        ///< Cumo::NArray::CastError: a complex class cast to a real one
   NotImplemented, ///< NotImplementedError
   Cuda,        ///< Cumo::CUDA::RuntimeError
   Nvrtc,       ///< Cumo::CUDA::NVRTCError (message carries the compiler log)

@@ -25,7 +25,9 @@ std::string formatElement(DType dtype, const void *element) {
     std::memcpy(&v, element, sizeof(T));
     if constexpr (D == DType::Bit)
       std::snprintf(buf, sizeof buf, "%1d", int(v != 0));
-    else if constexpr (std::is_floating_point_v<T>)
+    else if constexpr (kIsComplexC<T>) // Numo's "%g%+gi"
+      std::snprintf(buf, sizeof buf, "%g%+gi", double(v.re), double(v.im));
+    else if constexpr (std::is_floating_point_v<T> || kIsNarrowFloatC<T>)
       std::snprintf(buf, sizeof buf, "%g", double(v));
     else if constexpr (std::is_signed_v<T>)
       std::snprintf(buf, sizeof buf, "%" PRId64, int64_t(v));

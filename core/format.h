@@ -23,8 +23,9 @@ struct InspectLimits {
 std::string inspectHeader(std::string_view className, bool view,
                           llvm::ArrayRef<int64_t> shape);
 
-/// One element as Numo prints it: "%g" for floats, decimal for integers,
-/// 0 or 1 for Bit.
+/// One element as Numo prints it: "%g" for floats (the sixteen-bit ones
+/// widened), "%g%+gi" for complex values, decimal for integers, 0 or 1 for
+/// Bit.
 std::string formatElement(DType dtype, const void *element);
 
 /// The whole text: header, then "(empty)" when never written, "[]" when an

@@ -12,27 +12,50 @@
 namespace cumo {
 
 struct Scalar {
-  enum class Kind : uint8_t { Int, Float } kind = Kind::Int;
+  /// A Ruby Complex is kept as its real part `f` and imaginary part `im`.
+  enum class Kind : uint8_t { Int, Float, Complex } kind = Kind::Int;
   int64_t i = 0;
   double f = 0.0;
+  double im = 0.0;
 
-  static Scalar ofInt(int64_t v) { return {Kind::Int, v, double(v)}; }
-  static Scalar ofFloat(double v) { return {Kind::Float, int64_t(0), v}; }
-  bool isFloat() const { return kind == Kind::Float; }
+  static Scalar ofInt(int64_t v) { return {Kind::Int, v, double(v), 0.0}; }
+  static Scalar ofFloat(double v) { return {Kind::Float, int64_t(0), v, 0.0}; }
+  static Scalar ofComplex(double re, double imag) {
+    return {Kind::Complex, int64_t(0), re, imag};
+  }
+  /// Float or Complex: a value with a fraction, as opposed to an Integer.
+  bool isFloat() const { return kind != Kind::Int; }
+  bool isComplex() const { return kind == Kind::Complex; }
+  /// The value (the real part of a complex one) as a double.
   double asDouble() const { return isFloat() ? f : double(i); }
   ScalarKind scalarKind() const {
-    return isFloat() ? ScalarKind::Float : ScalarKind::Integer;
+    switch (kind) {
+    case Kind::Int: return ScalarKind::Integer;
+    case Kind::Float: return ScalarKind::Float;
+    case Kind::Complex: return ScalarKind::Complex;
+    }
+    return ScalarKind::Float;
   }
   bool operator==(const Scalar &o) const {
-    return kind == o.kind && i == o.i &&
-           (std::isnan(f) ? std::isnan(o.f) : f == o.f);
+    auto same = [](double a, double b) {
+      return std::isnan(a) ? std::isnan(b) : a == b;
+    };
+    return kind == o.kind && i == o.i && same(f, o.f) && same(im, o.im);
   }
 
   /// The value converted to the C type of a dtype, as a store into an array
   /// of that dtype converts it (floats to integers truncate; out of range
-  /// wraps like C's conversion to the unsigned type of the same width).
+  /// wraps like C's conversion to the unsigned type of the same width; a
+  /// double rounds to a sixteen-bit float to nearest even; a real value is
+  /// a complex one with no imaginary part). A complex value converted to a
+  /// real type keeps its real part: callers refuse that conversion first.
   template <class T> T as() const {
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (kIsComplexC<T>) {
+      using R = typename RealPartOf<T>::type;
+      return isFloat() ? T(R(f), R(im)) : T(R(i), R(0));
+    } else if constexpr (kIsNarrowFloatC<T>)
+      return isFloat() ? T(f) : T(i);
+    else if constexpr (std::is_floating_point_v<T>)
       return isFloat() ? T(f) : T(i);
     else if (isFloat())
       return floatToInt<T>(f);

@@ -34,10 +34,17 @@ bool isSigned(DType t) { return info(t).kind == DTypeKind::SInt; }
 
 std::string convertExpr(DType from, DType to, const std::string &e) {
   // ref::convert on the C types: Bit is unsigned char here, like UInt8.
+  // The structs of core/element_types.h convert through their explicit
+  // constructors and conversion operators, so a C cast spells every
+  // conversion but those of a float to an integer (truncated as
+  // cumo_ops::float_to_int does) and of a complex value to a real one (its
+  // real part, which the ops never ask for).
   if (cType(from) == cType(to))
     return e;
   std::string t = cType(to).str();
-  if (isFloat(from) && !isFloat(to))
+  if (isComplex(from) && !isComplex(to))
+    return convertExpr(realTypeOf(from), to, "(" + e + ").re");
+  if (isFloat(from) && !isFloat(to) && !isComplex(to))
     return "(" + t + ")cumo_ops::" +
            (isSigned(to) ? "float_to_int" : "float_to_uint") + "((double)(" +
            e + "))";
@@ -46,9 +53,18 @@ std::string convertExpr(DType from, DType to, const std::string &e) {
 
 std::string castExpr(DType from, DType to, const std::string &e) {
   // convertTile: a conversion to Bit is a test against zero.
-  if (to == DType::Bit)
+  if (to == DType::Bit) {
+    if (isStructType(from))
+      return "(unsigned char)cumo_ops::nonzero(" + e + ")";
     return "(unsigned char)((" + e + ") != (" + cType(from).str() + ")0)";
+  }
   return convertExpr(from, to, e);
+}
+
+std::string zeroExpr(DType t) {
+  if (isStructType(t))
+    return cType(t).str() + "{}";
+  return "(" + cType(t).str() + ")0";
 }
 
 namespace {
@@ -115,7 +131,7 @@ std::string generatorExpr(const GenShape &g, size_t id) {
   std::string t = cType(g.dtype).str();
   std::string ctr = p + "_ctr + (unsigned long long)" + i + ", " + p + "_seed";
   switch (g.mode) {
-  case GenMode::SeqFloat:
+  case GenMode::SeqFloat: // a sixteen-bit float rounds once, from double
     return "(" + t + ")cumo_ops::seq_double(" + p + "_a, " + p + "_b, " + i + ")";
   case GenMode::SeqIntViaDouble:
     return convertExpr(DType::DFloat, g.dtype,
@@ -124,8 +140,18 @@ std::string generatorExpr(const GenShape &g, size_t id) {
   case GenMode::SeqInt:
     return "(" + t + ")cumo_ops::seq_int(" + p + "_a, " + p + "_b, " + i + ")";
   case GenMode::RandFloat:
-    return "cumo_ops::rand_float((float)" + p + "_a, (float)" + p + "_b, " +
-           ctr + ")";
+    // The sixteen-bit floats draw in single precision and round.
+    return convertExpr(DType::SFloat, g.dtype,
+                       "cumo_ops::rand_float((float)" + p + "_a, (float)" + p +
+                           "_b, " + ctr + ")");
+  case GenMode::SeqComplex:
+    return std::string("cumo_ops::seq_") +
+           (g.dtype == DType::SComplex ? "scomplex" : "dcomplex") + "(" + p +
+           "_a, " + p + "_ai, " + p + "_b, " + p + "_bi, " + i + ")";
+  case GenMode::RandComplex:
+    return std::string("cumo_ops::rand_") +
+           (g.dtype == DType::SComplex ? "scomplex" : "dcomplex") + "(" + p +
+           "_a, " + p + "_ai, " + p + "_b, " + p + "_bi, " + ctr + ")";
   case GenMode::RandDouble:
     return "cumo_ops::rand_double(" + p + "_a, " + p + "_b, " + ctr + ")";
   case GenMode::RandInt:
@@ -224,7 +250,7 @@ void emitElementBody(const KernelShape &s, std::string &os, int indent) {
     // A value of a box exists only inside it: guard it, loads above all,
     // which would read out of bounds elsewhere.
     if (v.basis != 0 && v.kind != Value::Kind::Param)
-      e = pred(v.basis) + " ? (" + t + ")(" + e + ") : (" + t + ")0";
+      e = pred(v.basis) + " ? (" + t + ")(" + e + ") : " + zeroExpr(v.dtype);
     line(os, indent, "const " + t + " " + var(id) + " = " + e + ";");
     if (v.kind == Value::Kind::Op && (v.op == OpKind::Div || v.op == OpKind::Mod) &&
         isInteger(v.dtype)) {
@@ -444,8 +470,11 @@ size_t scratchBytes(const Kernel &k, const LaunchConfig &launch) {
   using namespace cudagen;
   if (k.kind != Kernel::Kind::Elementwise || k.reduces.empty())
     return 0;
+  llvm::SmallVector<DType, 2> accs;
+  for (const Reduce &r : k.reduces)
+    accs.push_back(r.accumulator);
   size_t bytes = kScratchCounterBytes +
-                 k.reduces.size() * size_t(launch.grid) * kPartialBytes;
+                 k.reduces.size() * size_t(launch.grid) * partialBytes(accs);
   return (bytes + 15) / 16 * 16;
 }
 

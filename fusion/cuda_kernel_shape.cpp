@@ -36,7 +36,9 @@ IndexShape classify(const IndexExpr &e, const Kernel &k) {
 
 GenMode genMode(const Generator &g) {
   bool isSeq = g.op == OpKind::Seq;
-  if (g.dtype == DType::SFloat)
+  if (isComplex(g.dtype))
+    return isSeq ? GenMode::SeqComplex : GenMode::RandComplex;
+  if (g.dtype == DType::SFloat || isNarrowFloat(g.dtype))
     return isSeq ? GenMode::SeqFloat : GenMode::RandFloat;
   if (g.dtype == DType::DFloat)
     return isSeq ? GenMode::SeqFloat : GenMode::RandDouble;
@@ -96,8 +98,9 @@ void checkValue(const Kernel &k, const Value &v, uint32_t id) {
       unsupported(std::string("op ") + std::string(opName(v.op)) +
                   " in a kernel");
     // The element function must have an overload for the operands' type
-    // (a comparison's operands, not its Bit answer).
-    DType operand = c == OpCategory::Compare ? k.values[v.args[0]].dtype : v.dtype;
+    // (a comparison's operands, not its Bit answer; a complex operand of
+    // abs, real, imag and arg, not their real answer).
+    DType operand = c == OpCategory::Binary ? v.dtype : k.values[v.args[0]].dtype;
     if (auto d = elementDomain(v.op); d && !inDomain(*d, operand))
       unsupported(std::string(opName(v.op)) + " of " +
                   std::string(nameOf(operand)));

@@ -45,9 +45,11 @@ constexpr int64_t kThreadReduceMinColumns = 4096;
 /// ...one warp per output up to this many elements, one block beyond.
 constexpr int64_t kWarpReduceMaxLength = 4096;
 /// Scratch: the arrival counter of a full reduction's blocks comes first,
-/// then one 8-byte partial per reduction per block.
+/// then one partial per reduction per block, 8 bytes each, or 16 when some
+/// reduction of the kernel accumulates in DComplex (partialBytes).
 constexpr size_t kScratchCounterBytes = 16;
 constexpr size_t kPartialBytes = 8;
+constexpr size_t kWidePartialBytes = 16;
 
 /// How a load, store or generator addresses its buffer.
 enum class AddressClass : uint8_t {
@@ -77,9 +79,11 @@ enum class GenMode : uint8_t {
   SeqFloat,        ///< float dtypes: (T)seq_double(a, b, i)
   SeqIntViaDouble, ///< integer dtype, a or b a Float: convert(seq_double)
   SeqInt,          ///< integer dtype, a and b Integers: (T)seq_int
-  RandFloat,
+  RandFloat,       ///< SFloat, HFloat, BFloat: rand_float, rounded to T
   RandDouble,
   RandInt,
+  SeqComplex,      ///< seq_scomplex / seq_dcomplex over a, ai, b, bi
+  RandComplex,     ///< rand_scomplex / rand_dcomplex over a, ai, b, bi
 };
 
 struct LoadShape {
@@ -170,7 +174,8 @@ struct ParamPatch {
     Param,      ///< index: kernel parameter (in its dtype)
     GenInt,     ///< index: generator; which: 0 a, 1 b (Scalar::i)
     GenIntConv, ///< likewise, converted to long long (Scalar::as)
-    GenDouble,  ///< likewise, as a double
+    GenDouble,  ///< likewise, as a double; which 2 and 3: the imaginary
+                ///< parts of a and b
     GenSeed,
     GenCounter,
   };
@@ -239,6 +244,11 @@ size_t placeField(size_t &cursor, size_t &maxAlign, size_t size, size_t count);
 /// Text helpers shared by the emitters.
 std::string castExpr(DType from, DType to, const std::string &e);
 std::string convertExpr(DType from, DType to, const std::string &e);
+/// A zero of `t` as a C expression.
+std::string zeroExpr(DType t);
+/// The bytes of one block's partial of a full reduction in a kernel whose
+/// reductions accumulate in `accumulators`.
+size_t partialBytes(llvm::ArrayRef<DType> accumulators);
 /// The expression that folds `b` into `a` for reduction `op`.
 std::string reduceStepExpr(OpKind op, const std::string &a,
                            const std::string &b);

@@ -98,7 +98,11 @@ private:
 /// A scalar parameter converted as the CPU executor converts it.
 void writeParam(DType t, const Scalar &v, void *dst) {
   dispatchDType(t, [&]<DType D, class T>() {
-    T x = D == DType::Bit ? T(v.asDouble() != 0) : v.template as<T>();
+    T x;
+    if constexpr (D == DType::Bit)
+      x = T(v.asDouble() != 0);
+    else
+      x = v.template as<T>();
     std::memcpy(dst, &x, sizeof(T));
   });
 }
@@ -233,10 +237,20 @@ void describeParams(const KernelShape &s, const PackInputs *in,
         f.note(ParamPatch::Kind::GenDouble, uint32_t(i), 1);
         return gen->b.asDouble();
       });
+      if (g.mode == GenMode::SeqComplex || g.mode == GenMode::RandComplex) {
+        f.f64(indexed("g", i, "_ai"), [&] {
+          f.note(ParamPatch::Kind::GenDouble, uint32_t(i), 2);
+          return gen->a.im;
+        });
+        f.f64(indexed("g", i, "_bi"), [&] {
+          f.note(ParamPatch::Kind::GenDouble, uint32_t(i), 3);
+          return gen->b.im;
+        });
+      }
       break;
     }
     if (g.mode == GenMode::RandFloat || g.mode == GenMode::RandDouble ||
-        g.mode == GenMode::RandInt) {
+        g.mode == GenMode::RandInt || g.mode == GenMode::RandComplex) {
       f.u64(indexed("g", i, "_seed"), [&] {
         f.note(ParamPatch::Kind::GenSeed, uint32_t(i));
         return gen->seed;
@@ -389,7 +403,8 @@ void applyPatches(const KernelShape &s, const Kernel &k,
     }
     case K::GenDouble: {
       const Generator &g = k.generators[p.index];
-      put(p.offset, (p.which ? g.b : g.a).asDouble());
+      const Scalar &v = (p.which & 1) ? g.b : g.a;
+      put(p.offset, (p.which & 2) ? v.im : v.asDouble());
       break;
     }
     case K::GenSeed:

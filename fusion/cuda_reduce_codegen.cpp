@@ -45,13 +45,39 @@ llvm::StringRef reduceFunctor(OpKind op) {
   llvm_unreachable("not a reduction");
 }
 
+namespace {
+std::string floatBits(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "__int_as_float((int)0x%08" PRIx32 "u)", bits);
+  return buf;
+}
+std::string doubleBits(double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, 8);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf),
+                "__longlong_as_double((long long)0x%016" PRIx64 "ull)", bits);
+  return buf;
+}
+} // namespace
+
 std::string reduceIdentityExpr(OpKind op, DType acc) {
   // ref::reduceIdentity's value, spelled by its bits: NVRTC has no
   // INFINITY or <limits> without headers.
   return dispatchDType(acc, [&]<DType D, class T>() -> std::string {
     T v = ref::reduceIdentity<T>(op);
     char buf[64];
-    if constexpr (std::is_same_v<T, float>) {
+    if constexpr (kIsNarrowFloatC<T>) {
+      std::snprintf(buf, sizeof(buf), "%s::of_bits((unsigned short)0x%04x)",
+                    cType(acc).str().c_str(), unsigned(v.bits));
+    } else if constexpr (std::is_same_v<T, cumo_ops::scomplex>) {
+      return cType(acc).str() + "(" + floatBits(v.re) + ", " + floatBits(v.im) + ")";
+    } else if constexpr (std::is_same_v<T, cumo_ops::dcomplex>) {
+      return cType(acc).str() + "(" + doubleBits(v.re) + ", " + doubleBits(v.im) +
+             ")";
+    } else if constexpr (std::is_same_v<T, float>) {
       uint32_t bits;
       std::memcpy(&bits, &v, 4);
       std::snprintf(buf, sizeof(buf), "__int_as_float((int)0x%08" PRIx32 "u)",
@@ -100,13 +126,63 @@ __device__ __forceinline__ long long divmod(long long x, long long d,
   return q;
 }
 
-// Shuffles move 32- and 64-bit words; narrower values travel widened.
+// Shuffles move 32- and 64-bit words; narrower values travel widened,
+// the structs of the sixteen-bit floats and the complex classes by parts.
 template <class T>
 __device__ __forceinline__ T shfl_down(T v, unsigned int delta) {
   if constexpr (sizeof(T) < 4)
     return (T)__shfl_down_sync(0xffffffffu, (int)v, delta);
   else
     return __shfl_down_sync(0xffffffffu, v, delta);
+}
+__device__ __forceinline__ cumo_ops::half shfl_down(cumo_ops::half v,
+                                                    unsigned int delta) {
+  return cumo_ops::half::of_bits(
+      (unsigned short)__shfl_down_sync(0xffffffffu, (int)v.bits, delta));
+}
+__device__ __forceinline__ cumo_ops::bfloat16 shfl_down(cumo_ops::bfloat16 v,
+                                                        unsigned int delta) {
+  return cumo_ops::bfloat16::of_bits(
+      (unsigned short)__shfl_down_sync(0xffffffffu, (int)v.bits, delta));
+}
+__device__ __forceinline__ cumo_ops::scomplex shfl_down(cumo_ops::scomplex v,
+                                                        unsigned int delta) {
+  return cumo_ops::scomplex(__shfl_down_sync(0xffffffffu, v.re, delta),
+                            __shfl_down_sync(0xffffffffu, v.im, delta));
+}
+__device__ __forceinline__ cumo_ops::dcomplex shfl_down(cumo_ops::dcomplex v,
+                                                        unsigned int delta) {
+  return cumo_ops::dcomplex(__shfl_down_sync(0xffffffffu, v.re, delta),
+                            __shfl_down_sync(0xffffffffu, v.im, delta));
+}
+
+// A read of another block's partial that the compiler may not cache
+// (volatile), member by member for the structs.
+template <class T>
+__device__ __forceinline__ T vload(const unsigned char *p) {
+  return *(const volatile T *)p;
+}
+template <>
+__device__ __forceinline__ cumo_ops::half vload<cumo_ops::half>(
+    const unsigned char *p) {
+  return cumo_ops::half::of_bits(((const volatile cumo_ops::half *)p)->bits);
+}
+template <>
+__device__ __forceinline__ cumo_ops::bfloat16 vload<cumo_ops::bfloat16>(
+    const unsigned char *p) {
+  return cumo_ops::bfloat16::of_bits(((const volatile cumo_ops::bfloat16 *)p)->bits);
+}
+template <>
+__device__ __forceinline__ cumo_ops::scomplex vload<cumo_ops::scomplex>(
+    const unsigned char *p) {
+  const volatile cumo_ops::scomplex *z = (const volatile cumo_ops::scomplex *)p;
+  return cumo_ops::scomplex(z->re, z->im);
+}
+template <>
+__device__ __forceinline__ cumo_ops::dcomplex vload<cumo_ops::dcomplex>(
+    const unsigned char *p) {
+  const volatile cumo_ops::dcomplex *z = (const volatile cumo_ops::dcomplex *)p;
+  return cumo_ops::dcomplex(z->re, z->im);
 }
 
 // The reduction steps of ref::reduceStep. Each also combines two partial
@@ -174,7 +250,11 @@ void emitFinish(const KernelShape &s, size_t i, const std::string &acc,
   std::string rd = "P.rd" + std::to_string(i);
   std::string x = acc;
   if (r.op == OpKind::Mean)
-    x = "cumo_ops::div(" + acc + ", (" + a + ")" + rd + "_count)";
+    x = "cumo_ops::div(" + acc + ", " +
+        (isComplex(r.accumulator)
+             ? convertExpr(DType::Int64, r.accumulator, rd + "_count")
+             : "(" + a + ")" + rd + "_count") +
+        ")";
   line(os, indent, "{");
   line(os, indent + 2, "const " + a + " m = " + x + ";");
   line(os, indent + 2, rd + "[" + o + "] = " + castExpr(r.accumulator, r.dtype, "m") +
@@ -182,10 +262,14 @@ void emitFinish(const KernelShape &s, size_t i, const std::string &acc,
   line(os, indent, "}");
 }
 
-std::string partialSlot(size_t i, const std::string &block) {
+std::string partialSlot(const KernelShape &s, size_t i,
+                        const std::string &block) {
+  llvm::SmallVector<DType, 2> accs;
+  for (const ReduceShape &r : s.reduces)
+    accs.push_back(r.accumulator);
   return "(P.partials + ((unsigned long long)" + std::to_string(i) +
-         " * gridDim.x + " + block + ") * " + std::to_string(kPartialBytes) +
-         ")";
+         " * gridDim.x + " + block + ") * " +
+         std::to_string(partialBytes(accs)) + ")";
 }
 
 } // namespace
@@ -209,7 +293,7 @@ void emitGridReduceTail(const KernelShape &s, std::string &os) {
   line(os, 2, "if (threadIdx.x == 0) {");
   for (size_t i = 0; i < s.reduces.size(); ++i) {
     std::string a = cType(s.reduces[i].accumulator).str();
-    line(os, 4, "*(" + a + " *)" + partialSlot(i, "blockIdx.x") + " = acc" +
+    line(os, 4, "*(" + a + " *)" + partialSlot(s, i, "blockIdx.x") + " = acc" +
                     std::to_string(i) + ";");
   }
   line(os, 4, "__threadfence();");
@@ -227,9 +311,11 @@ void emitGridReduceTail(const KernelShape &s, std::string &os) {
     line(os, 4, a + " f = " + id + ";");
     line(os, 4, "for (unsigned int b = threadIdx.x; b < gridDim.x; b += "
                 "blockDim.x)");
-    line(os, 6, "f = " + reduceStepExpr(r.op, "f", "*(volatile " + a + " *)" +
-                                                       partialSlot(i, "b")) +
-                    ";");
+    std::string partial =
+        isStructType(r.accumulator)
+            ? "cumo_k::vload<" + a + ">(" + partialSlot(s, i, "b") + ")"
+            : "*(volatile " + a + " *)" + partialSlot(s, i, "b");
+    line(os, 6, "f = " + reduceStepExpr(r.op, "f", partial) + ";");
     line(os, 4, "f = cumo_k::block_reduce(f, " + reduceFunctor(r.op).str() +
                     ", " + id + ", red" + n + ");");
     line(os, 4, "if (threadIdx.x == 0)");
@@ -325,6 +411,13 @@ void emitAxisReduceEntry(const KernelShape &s, llvm::StringRef entry,
   emitEntryHead(entry, os);
   emitIndexDispatch("cumo_loop", "P", os);
   os += "}\n";
+}
+
+size_t partialBytes(llvm::ArrayRef<DType> accumulators) {
+  for (DType a : accumulators)
+    if (sizeOf(a) > kPartialBytes)
+      return kWidePartialBytes;
+  return kPartialBytes;
 }
 
 } // namespace cumo::cudagen

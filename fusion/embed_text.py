@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Embeds a text file in a C++ source as a character array.
+"""Embeds text files, one after the other, in a C++ source as a character
+array.
 
-Usage: embed_text.py INPUT OUTPUT SYMBOL
+Usage: embed_text.py OUTPUT SYMBOL INPUT...
 
 Defines `extern const char SYMBOL[]` (NUL-terminated) and
 `extern const size_t SYMBOLSize` in namespace cumo. The CUDA code
-generator hands ops/portable_ops.h to NVRTC this way, so the kernels and
-the CPU executor compile the very same text.
+generator hands core/element_types.h and ops/portable_ops.h to NVRTC this
+way, as one header, so the kernels and the CPU executor compile the very
+same text.
 """
 import sys
 
@@ -33,12 +35,18 @@ def escape_line(line: bytes) -> str:
 
 
 def main() -> int:
-    if len(sys.argv) != 4:
+    if len(sys.argv) < 4:
         sys.stderr.write(__doc__)
         return 2
-    src, dst, symbol = sys.argv[1:]
-    with open(src, 'rb') as f:
-        data = f.read()
+    dst, symbol = sys.argv[1:3]
+    sources = sys.argv[3:]
+    data = b''
+    for src in sources:
+        with open(src, 'rb') as f:
+            data += f.read()
+        if not data.endswith(b'\n'):
+            data += b'\n'
+    src = ' + '.join(s.replace('\\', '/').split('/')[-1] for s in sources)
     lines = data.splitlines(keepends=True)
     body = '\n'.join('    "%s"' % escape_line(l) for l in lines) or '    ""'
     text = (
@@ -50,7 +58,7 @@ def main() -> int:
         'const char %s[] =\n%s;\n'
         'const size_t %sSize = %d;\n'
         '} // namespace cumo\n'
-        % (src.replace('\\', '/').split('/')[-1], symbol, symbol, symbol, body,
+        % (src, symbol, symbol, symbol, body,
            symbol, len(data)))
     with open(dst, 'w', newline='\n') as f:
         f.write(text)

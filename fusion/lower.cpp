@@ -14,7 +14,10 @@ namespace cumo {
 
 namespace {
 
-/// The dtype a reduction accumulates in.
+/// The dtype a reduction accumulates in. Sums and means of the sixteen-bit
+/// floats accumulate in single precision and round once; their products
+/// do not widen (a product leaves their range long before it loses
+/// precision, and widening would only hide the overflow).
 DType reduceAccumulator(const Node *r) {
   DType in = r->input(0)->dtype();
   switch (r->op()) {
@@ -22,7 +25,13 @@ DType reduceAccumulator(const Node *r) {
   case OpKind::Min:
     return in;
   case OpKind::Mean:
-    return isFloat(r->dtype()) ? accumulatorOf(r->dtype()) : DType::DFloat;
+    return isFloat(r->dtype()) || isComplex(r->dtype())
+               ? accumulatorOf(r->dtype())
+               : DType::DFloat;
+  case OpKind::Prod:
+    if (isNarrowFloat(r->dtype()))
+      return r->dtype();
+    return accumulatorOf(r->dtype());
   default:
     return accumulatorOf(r->dtype());
   }

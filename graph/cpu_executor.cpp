@@ -18,9 +18,16 @@ namespace {
 
 constexpr int64_t kTile = 256;
 
-/// A tile of one value: up to kTile elements of at most 8 bytes.
+/// The widest element a value holds (DComplex).
+constexpr size_t kMaxElementBytes = 16;
+
+/// A tile of one value: up to kTile elements of at most kMaxElementBytes.
+/// Tiles are never zeroed, so the width costs real values nothing but
+/// address space: each touches only its own elements' bytes. The pad of
+/// one cache line staggers consecutive tiles across cache sets (a 4 KiB
+/// stride would put every tile's first elements in the same sets).
 struct Tile {
-  alignas(16) unsigned char bytes[kTile * 8];
+  alignas(16) unsigned char bytes[kTile * kMaxElementBytes + 64];
   template <class T> T *as() { return reinterpret_cast<T *>(bytes); }
 };
 
@@ -32,7 +39,7 @@ void convertTile(DType from, const void *src, DType to, void *dst, int64_t n) {
       TT *out = static_cast<TT *>(dst);
       if constexpr (T == DType::Bit) {
         for (int64_t i = 0; i < n; ++i)
-          out[i] = in[i] != FT(0);
+          out[i] = cumo_ops::nonzero(in[i]);
       } else {
         for (int64_t i = 0; i < n; ++i)
           out[i] = ref::convert<TT>(in[i]);
@@ -153,7 +160,11 @@ private:
     case Value::Kind::Param: {
       const Param &p = k_.params[v.ref];
       dispatchDType(p.dtype, [&]<DType D, class T>() {
-        T x = D == DType::Bit ? T(p.value.asDouble() != 0) : p.value.as<T>();
+        T x;
+        if constexpr (D == DType::Bit)
+          x = T(p.value.asDouble() != 0);
+        else
+          x = p.value.as<T>();
         std::fill(out.as<T>(), out.as<T>() + lanes_, x);
       });
       return;
@@ -182,8 +193,13 @@ private:
         if (!pred[l])
           continue;
         long long i = indexAt(g.flatIndex, l);
-        if (g.op == OpKind::Seq) {
-          if constexpr (std::is_floating_point_v<T>)
+        if constexpr (kIsComplexC<T>) {
+          if (g.op == OpKind::Seq)
+            o[l] = seqComplex<T>(g, i);
+          else
+            o[l] = randComplex<T>(g, (unsigned long long)i);
+        } else if (g.op == OpKind::Seq) {
+          if constexpr (std::is_floating_point_v<T> || kIsNarrowFloatC<T>)
             o[l] = T(cumo_ops::seq_double(g.a.asDouble(), g.b.asDouble(), i));
           else if (g.a.isFloat() || g.b.isFloat())
             o[l] = ref::convert<T>(cumo_ops::seq_double(g.a.asDouble(),
@@ -192,9 +208,10 @@ private:
             o[l] = T(cumo_ops::seq_int(g.a.i, g.b.i, i));
         } else {
           unsigned long long ctr = g.counter + (unsigned long long)i;
-          if constexpr (std::is_same_v<T, float>)
-            o[l] = cumo_ops::rand_float(float(g.a.asDouble()),
-                                        float(g.b.asDouble()), ctr, g.seed);
+          if constexpr (std::is_same_v<T, float> || kIsNarrowFloatC<T>)
+            // The sixteen-bit floats draw in single precision and round.
+            o[l] = T(cumo_ops::rand_float(float(g.a.asDouble()),
+                                          float(g.b.asDouble()), ctr, g.seed));
           else if constexpr (std::is_same_v<T, double>)
             o[l] = cumo_ops::rand_double(g.a.asDouble(), g.b.asDouble(), ctr,
                                          g.seed);
@@ -206,6 +223,25 @@ private:
     });
   }
 
+  template <class T> static T seqComplex(const Generator &g, long long i) {
+    if constexpr (std::is_same_v<T, cumo_ops::scomplex>)
+      return cumo_ops::seq_scomplex(g.a.asDouble(), g.a.im, g.b.asDouble(),
+                                    g.b.im, i);
+    else
+      return cumo_ops::seq_dcomplex(g.a.asDouble(), g.a.im, g.b.asDouble(),
+                                    g.b.im, i);
+  }
+  template <class T>
+  static T randComplex(const Generator &g, unsigned long long i) {
+    unsigned long long ctr = g.counter + i;
+    if constexpr (std::is_same_v<T, cumo_ops::scomplex>)
+      return cumo_ops::rand_scomplex(g.a.asDouble(), g.a.im, g.b.asDouble(),
+                                     g.b.im, ctr, g.seed);
+    else
+      return cumo_ops::rand_dcomplex(g.a.asDouble(), g.a.im, g.b.asDouble(),
+                                     g.b.im, ctr, g.seed);
+  }
+
   void applyOp(const Value &v, Tile &out) {
     const Value &a = k_.values[v.args[0]];
     Tile &ta = values_[v.args[0]];
@@ -213,6 +249,19 @@ private:
     case OpCategory::Unary:
       if (v.op == OpKind::Cast) {
         convertTile(a.dtype, ta.bytes, v.dtype, out.bytes, lanes_);
+        return;
+      }
+      if (isComplex(a.dtype) && !isComplex(v.dtype)) {
+        // abs, real, imag, arg: a complex operand, its real class out.
+        dispatchDType(a.dtype, [&]<DType D, class C>() {
+          if constexpr (kIsComplexC<C>) {
+            using R = typename RealPartOf<C>::type;
+            const C *x = ta.as<C>();
+            R *o = out.as<R>();
+            for (int64_t l = 0; l < lanes_; ++l)
+              o[l] = ref::unaryToReal(v.op, x[l]);
+          }
+        });
         return;
       }
       dispatchDType(v.dtype, [&]<DType D, class T>() {
@@ -279,7 +328,7 @@ private:
     acc_.resize(k_.reduces.size());
     for (size_t i = 0; i < k_.reduces.size(); ++i) {
       const Reduce &r = k_.reduces[i];
-      acc_[i].resize(size_t(outputs) * 8);
+      acc_[i].resize(size_t(outputs) * sizeOf(r.accumulator));
       dispatchDType(r.accumulator, [&]<DType D, class A>() {
         A *a = reinterpret_cast<A *>(acc_[i].data());
         std::fill(a, a + outputs, ref::reduceIdentity<A>(r.op));
@@ -323,7 +372,7 @@ private:
         dispatchDType(r.accumulator, [&]<DType D, class A>() {
           A *acc = reinterpret_cast<A *>(acc_[i].data());
           for (int64_t o = 0; o < outputs; ++o)
-            acc[o] = cumo_ops::div(acc[o], A(r.count));
+            acc[o] = cumo_ops::div(acc[o], ref::convert<A>((long long)r.count));
         });
       }
       convertTile(r.accumulator, acc_[i].data(), r.dtype,

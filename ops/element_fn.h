@@ -12,16 +12,26 @@
 namespace cumo {
 
 /// The C element types an element function has overloads for.
-enum class ElementDomain : uint8_t { Float, Int, Real };
+enum class ElementDomain : uint8_t { Float, Int, Real, Complex, Inexact, Number };
 
 /// Whether values of `t` are in `d` (Bit is an integer type here).
 inline bool inDomain(ElementDomain d, DType t) {
   switch (d) {
   case ElementDomain::Float: return isFloat(t);
-  case ElementDomain::Int: return !isFloat(t);
-  case ElementDomain::Real: return true;
+  case ElementDomain::Int: return !isFloat(t) && !isComplex(t);
+  case ElementDomain::Real: return !isComplex(t);
+  case ElementDomain::Complex: return isComplex(t);
+  case ElementDomain::Inexact: return isFloat(t) || isComplex(t);
+  case ElementDomain::Number: return true;
   }
   return false;
+}
+
+/// Unary ops whose function answers the real class for a complex operand
+/// (abs, real, imag, arg); every other function answers its operand's type.
+constexpr bool answersRealPart(OpKind op) {
+  return op == OpKind::Abs || op == OpKind::Real || op == OpKind::Imag ||
+         op == OpKind::Arg;
 }
 
 /// The name of the cumo_ops function computing `op`, or "" for ops the

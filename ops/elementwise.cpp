@@ -26,6 +26,20 @@ void checkTypes(OpKind op, DType t) {
   if (t == DType::Bit && opCategory(op) == OpCategory::Binary)
     opError(ErrorKind::Type, opName(op),
             "Cumo::Bit has no arithmetic; cast it to a numeric class first");
+  // Complex classes are not ordered and have no remainder (Numo defines
+  // eq and ne for them, not < or %).
+  if (isComplex(t)) {
+    switch (op) {
+    case OpKind::Mod:
+    case OpKind::Gt:
+    case OpKind::Ge:
+    case OpKind::Lt:
+    case OpKind::Le:
+      opError(ErrorKind::NoMethod, opName(op), "undefined for " + className(t));
+    default:
+      break;
+    }
+  }
 }
 
 /// The dtype both operands of a binary op meet at: the result's, or for a
@@ -70,6 +84,10 @@ NodeRef binaryOp(OpKind op, const Operand &a, const Operand &b) {
   return n;
 }
 
+DType unaryResultType(OpKind op, DType t) {
+  return isComplex(t) && answersRealPart(op) ? realTypeOf(t) : t;
+}
+
 NodeRef unaryOp(OpKind op, const ArrayHandle &a) {
   DType t = a.dtype();
   switch (op) {
@@ -79,18 +97,30 @@ NodeRef unaryOp(OpKind op, const ArrayHandle &a) {
       opError(ErrorKind::Type, opName(op), "not defined for Cumo::Bit");
     break;
   default:
-    if (elementDomain(op) == ElementDomain::Float && !isFloat(t))
-      opError(ErrorKind::Type, opName(op),
-              "needs a float class, not " + className(t));
+    if (auto d = elementDomain(op); d && !inDomain(*d, t)) {
+      if ((*d == ElementDomain::Float || *d == ElementDomain::Inexact) &&
+          !isComplex(t))
+        opError(ErrorKind::Type, opName(op),
+                "needs a float class, not " + className(t));
+      opError(ErrorKind::NoMethod, opName(op), "undefined for " + className(t));
+    }
     break;
   }
-  return record(op, t, a.shape(), {a.value()});
+  return record(op, unaryResultType(op, t), a.shape(), {a.value()});
+}
+
+void checkCast(DType from, DType to, std::string_view op) {
+  // Numo has no conversion from a complex class to a real one.
+  if (isComplex(from) && !isComplex(to))
+    opError(ErrorKind::Cast, op,
+            "unknown conversion from " + className(from) + " to " + className(to));
 }
 
 NodeRef castTo(const ArrayHandle &a, DType dtype) {
   NodeRef v = a.value();
   if (v->dtype() == dtype)
     return record(OpKind::Copy, dtype, v->shape(), {v});
+  checkCast(v->dtype(), dtype, "cast");
   return record(OpKind::Cast, dtype, v->shape(), {v});
 }
 

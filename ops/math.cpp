@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "ops/element_fn.h"
 #include "ops/elementwise.h"
+#include "ops/portable_ops.h"
 #include "ops/record.h"
 
 #include <string>
@@ -63,12 +64,16 @@ DType nmathClass(std::string_view fn, llvm::ArrayRef<DType> argClasses) {
     t = promote(t, c);
   if (t == DType::Bit)
     opError(ErrorKind::Type, fn, "Cumo::Bit is unknown for Cumo::NMath");
-  return isFloat(t) ? t : DType::DFloat;
+  return isFloat(t) || isComplex(t) ? t : DType::DFloat;
 }
 
 NodeRef mathOp(OpKind op, DType dtype, llvm::ArrayRef<Operand> args) {
-  if (!isFloat(dtype))
+  if (!isFloat(dtype) && !isComplex(dtype))
     opError(ErrorKind::Type, opName(op), "needs a float class, not " + className(dtype));
+  // Complex classes have the functions of Numo's complex Math: not atan2,
+  // hypot, erf, erfc, log1p, expm1, ldexp or frexp.
+  if (auto d = elementDomain(op); d && !inDomain(*d, dtype))
+    undefinedFor(op, dtype);
   if (int(args.size()) != opArity(op))
     opError(ErrorKind::Argument, opName(op),
             "wrong number of arguments (given " + std::to_string(args.size()) +
@@ -95,7 +100,7 @@ std::unique_ptr<ArrayHandle> roundOp(OpKind op, const ArrayHandle &a) {
   DType t = a.dtype();
   if (!isNumeric(t))
     undefinedFor(op, t);
-  if (!isFloat(t))
+  if (isInteger(t))
     return std::make_unique<ArrayHandle>(a.storageRef(), a.layout());
   return std::make_unique<ArrayHandle>(recordUnary(op, a));
 }
@@ -120,14 +125,15 @@ NodeRef reciprocalOp(const ArrayHandle &a) {
 }
 
 NodeRef predicateOp(OpKind op, const ArrayHandle &a) {
-  if (!isFloat(a.dtype()))
+  // isnan and friends of float and complex classes; signbit of floats.
+  if (auto d = elementDomain(op); !d || !inDomain(*d, a.dtype()))
     undefinedFor(op, a.dtype());
   return record(op, DType::Bit, a.shape(), {a.value()});
 }
 
 NodeRef copysignOp(const Operand &a, const Operand &b) {
   DType t = commonClass(a, b);
-  if (!isFloat(t))
+  if (!isFloat(t) && !isComplex(t))
     undefinedFor(OpKind::Copysign, t);
   return recordOver(OpKind::Copysign, t, t, {a, b});
 }
@@ -137,14 +143,14 @@ NodeRef bitwiseOp(OpKind op, const Operand &a, const Operand &b) {
   bool bitReceiver = a.isArray() ? a.array->dtype() == DType::Bit
                                  : b.isArray() && b.array->dtype() == DType::Bit;
   DType t = bitReceiver ? DType::Bit : commonClass(a, b);
-  if (isFloat(t) || (shift && t == DType::Bit))
+  if (isFloat(t) || isComplex(t) || (shift && t == DType::Bit))
     undefinedFor(op, t);
   return recordOver(op, t, t, {a, b});
 }
 
 NodeRef bitNotOp(const ArrayHandle &a) {
   DType t = a.dtype();
-  if (isFloat(t))
+  if (isFloat(t) || isComplex(t))
     undefinedFor(OpKind::BitNot, t);
   if (t == DType::Bit) // Bit holds 0 and 1: its complement is x ^ 1
     return record(OpKind::BitXor, t, a.shape(),
@@ -154,14 +160,14 @@ NodeRef bitNotOp(const ArrayHandle &a) {
 
 std::pair<NodeRef, NodeRef> divmodOp(const Operand &a, const Operand &b) {
   DType t = commonClass(a, b);
-  if (!isNumeric(t))
+  if (!isNumeric(t) || isComplex(t))
     opError(ErrorKind::NoMethod, "divmod", "undefined for " + className(t));
   return {binaryOp(OpKind::Div, a, b), binaryOp(OpKind::Mod, a, b)};
 }
 
 NodeRef clipOp(const ArrayHandle &a, const Operand *min, const Operand *max) {
   DType t = a.dtype();
-  if (!isNumeric(t))
+  if (!isNumeric(t) || isComplex(t))
     opError(ErrorKind::NoMethod, "clip", "undefined for " + className(t));
   if (!min && !max)
     opError(ErrorKind::Argument, "clip", "min and max are not given");
@@ -174,7 +180,10 @@ NodeRef clipOp(const ArrayHandle &a, const Operand *min, const Operand *max) {
     // Numo compares the bounds once converted to the class (Int32 clip(2.7,
     // 2.2) is clip(2, 2)); a NaN bound compares false and clips nothing.
     bool inverted = dispatchDType(t, [&]<DType D, class T>() {
-      return min->scalar.as<T>() > max->scalar.as<T>();
+      if constexpr (kIsComplexC<T>)
+        return false;
+      else
+        return min->scalar.as<T>() > max->scalar.as<T>();
     });
     if (inverted)
       opError(ErrorKind::Operation, "clip", "min is greater than max");
@@ -188,11 +197,26 @@ NodeRef clipOp(const ArrayHandle &a, const Operand *min, const Operand *max) {
 }
 
 NodeRef extremumOp(OpKind op, DType dtype, const Operand &a, const Operand &b) {
-  if (!isNumeric(dtype))
+  if (!isNumeric(dtype) || isComplex(dtype))
     opError(ErrorKind::NoMethod, op == OpKind::Fmax || op == OpKind::Maximum
                                      ? "maximum" : "minimum",
             "undefined for " + className(dtype));
   return recordOver(op, dtype, dtype, {a, b});
+}
+
+NodeRef complexPartOp(OpKind op, const ArrayHandle &a) {
+  if (!isComplex(a.dtype()))
+    undefinedFor(op, a.dtype());
+  return record(op, unaryResultType(op, a.dtype()), a.shape(), {a.value()});
+}
+
+std::unique_ptr<ArrayHandle> conjOp(const ArrayHandle &a) {
+  DType t = a.dtype();
+  if (!isNumeric(t))
+    undefinedFor(OpKind::Conj, t);
+  if (!isComplex(t)) // Numo's conj of a real class is an alias of view
+    return std::make_unique<ArrayHandle>(a.storageRef(), a.layout());
+  return std::make_unique<ArrayHandle>(recordUnary(OpKind::Conj, a));
 }
 
 } // namespace cumo

@@ -73,6 +73,15 @@ std::pair<NodeRef, NodeRef> divmodOp(const Operand &a, const Operand &b);
 /// bounds that are arrays are not checked (that needs their values).
 NodeRef clipOp(const ArrayHandle &a, const Operand *min, const Operand *max);
 
+/// real, imag and arg (Real, Imag, Arg) of a complex class, answering its
+/// real class; NoMethodError for other classes, as Numo defines them only
+/// on SComplex and DComplex.
+NodeRef complexPartOp(OpKind op, const ArrayHandle &a);
+
+/// conj: the complex conjugate; a handle onto a's own storage for a real
+/// class (Numo's conj is an alias of view there).
+std::unique_ptr<ArrayHandle> conjOp(const ArrayHandle &a);
+
 /// T.maximum(a, b) and T.minimum(a, b): both operands converted to `dtype`.
 /// Fmax and Fmin skip a NaN (Numo's default), Maximum and Minimum answer it
 /// (nan: true).

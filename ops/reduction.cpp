@@ -15,9 +15,11 @@ DType reductionResultType(OpKind op, DType t) {
   case OpKind::Min:
     return t;
   case OpKind::Mean:
-    return isFloat(t) ? t : DType::DFloat;
+    return isFloat(t) || isComplex(t) ? t : DType::DFloat;
   default:
-    return isFloat(t) ? t : accumulatorOf(t);
+    // Floats (the sixteen-bit ones included: they accumulate in single
+    // precision and round once) and complex classes answer their own.
+    return isFloat(t) || isComplex(t) ? t : accumulatorOf(t);
   }
 }
 
@@ -47,6 +49,10 @@ NodeRef reduceOp(OpKind op, const ArrayHandle &a, llvm::ArrayRef<int64_t> axes,
   if (a.dtype() == DType::Bit && op != OpKind::Sum && op != OpKind::Mean &&
       op != OpKind::Max && op != OpKind::Min)
     opError(ErrorKind::Type, opName(op), "not defined for Cumo::Bit");
+  if (isComplex(a.dtype()) && (op == OpKind::Max || op == OpKind::Min))
+    opError(ErrorKind::NoMethod, opName(op),
+            "undefined for Cumo::" + std::string(nameOf(a.dtype())) +
+                ": complex values are not ordered");
   Shape out;
   for (int64_t d = 0; d < ndim; ++d) {
     if (llvm::is_contained(norm, d)) {

@@ -16,15 +16,28 @@
 namespace cumo::ref {
 
 template <class T> constexpr bool kIsInt = std::is_integral_v<T>;
+template <class T> constexpr bool kIsComplex = kIsComplexC<T>;
+/// The float C types: float, double, half, bfloat16.
+template <class T>
+constexpr bool kIsFloatC = std::is_floating_point_v<T> || kIsNarrowFloatC<T>;
 
 /// Whether the element function of a domain has an overload for T.
 template <class T> constexpr bool admits(ElementDomain d) {
   switch (d) {
-  case ElementDomain::Float: return !kIsInt<T>;
+  case ElementDomain::Float: return kIsFloatC<T>;
   case ElementDomain::Int: return kIsInt<T>;
-  case ElementDomain::Real: return true;
+  case ElementDomain::Real: return !kIsComplex<T>;
+  case ElementDomain::Complex: return kIsComplex<T>;
+  case ElementDomain::Inexact: return !kIsInt<T>;
+  case ElementDomain::Number: return true;
   }
   return false;
+}
+
+/// Whether `unary<T>` computes `op` (the ops answering a complex
+/// operand's real class go through unaryToReal instead).
+template <class T> constexpr bool unaryKeepsType(OpKind op) {
+  return !(kIsComplex<T> && answersRealPart(op));
 }
 
 // The dispatches below are generated from element_fn.def: each case calls
@@ -35,13 +48,29 @@ template <class T> inline T unary(OpKind op, T a) {
   case OpKind::Copy: return a;
 #define CUMO_UNARY_FN(Enum, Function, Domain)                                  \
   case OpKind::Enum:                                                           \
-    if constexpr (admits<T>(ElementDomain::Domain))                            \
+    if constexpr (admits<T>(ElementDomain::Domain) &&                          \
+                  unaryKeepsType<T>(OpKind::Enum))                             \
       return cumo_ops::Function(a);                                            \
     break;
 #include "ops/element_fn.def"
   default: break;
   }
   throw Error(ErrorKind::Internal, "[reference] not a unary op for this type");
+}
+
+/// abs, real, imag and arg of a complex value, in its part type.
+template <class C>
+inline typename RealPartOf<C>::type unaryToReal(OpKind op, C a) {
+  if constexpr (kIsComplex<C>) {
+    switch (op) {
+    case OpKind::Abs: return cumo_ops::abs(a);
+    case OpKind::Real: return cumo_ops::real_part(a);
+    case OpKind::Imag: return cumo_ops::imag_part(a);
+    case OpKind::Arg: return cumo_ops::arg(a);
+    default: break;
+    }
+  }
+  throw Error(ErrorKind::Internal, "[reference] not a complex-to-real op");
 }
 
 template <class T> inline T binary(OpKind op, T a, T b) {
@@ -61,11 +90,16 @@ template <class T> inline bool compare(OpKind op, T a, T b) {
   switch (op) {
   case OpKind::Eq: return a == b;
   case OpKind::Ne: return a != b;
-  case OpKind::Gt: return a > b;
-  case OpKind::Ge: return a >= b;
-  case OpKind::Lt: return a < b;
-  case OpKind::Le: return a <= b;
   default: break;
+  }
+  if constexpr (!kIsComplex<T>) { // complex values are not ordered
+    switch (op) {
+    case OpKind::Gt: return a > b;
+    case OpKind::Ge: return a >= b;
+    case OpKind::Lt: return a < b;
+    case OpKind::Le: return a <= b;
+    default: break;
+    }
   }
   throw Error(ErrorKind::Internal, "[reference] not a comparison");
 }
@@ -85,12 +119,20 @@ template <class T> inline bool predicate(OpKind op, T a) {
 }
 
 /// A conversion as a store into an array of type To converts: floats to
-/// integers truncate (see cumo_ops::float_to_int), integers wrap. Bit is
-/// not a C type of its own: a conversion to Bit is `v != 0`, which callers
-/// apply where the dtype says Bit.
+/// integers truncate (see cumo_ops::float_to_int), integers wrap, a
+/// sixteen-bit float widens exactly and rounds to nearest even on the way
+/// in, a real value becomes a complex one with no imaginary part. Bit is
+/// not a C type of its own: a conversion to Bit is cumo_ops::nonzero(v),
+/// which callers apply where the dtype says Bit. A complex value converted
+/// to a real type keeps its real part (the ops refuse that conversion
+/// before it can happen; CastError).
 template <class To, class From> inline To convert(From v) {
   if constexpr (std::is_same_v<To, From>)
     return v;
+  else if constexpr (kIsComplex<From> && !kIsComplex<To>)
+    return convert<To>(v.re);
+  else if constexpr (kIsNarrowFloatC<From> && std::is_integral_v<To>)
+    return convert<To>(float(v));
   else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
     if constexpr (std::is_unsigned_v<To>)
       return To(cumo_ops::float_to_uint(double(v)));
@@ -106,9 +148,14 @@ template <class A> inline A reduceStep(OpKind op, A acc, A v) {
   case OpKind::Sum:
   case OpKind::Mean: return cumo_ops::wadd(acc, v);
   case OpKind::Prod: return cumo_ops::wmul(acc, v);
-  case OpKind::Max: return cumo_ops::reduce_max(acc, v);
-  case OpKind::Min: return cumo_ops::reduce_min(acc, v);
   default: break;
+  }
+  if constexpr (!kIsComplex<A>) { // complex values have no maximum
+    switch (op) {
+    case OpKind::Max: return cumo_ops::reduce_max(acc, v);
+    case OpKind::Min: return cumo_ops::reduce_min(acc, v);
+    default: break;
+    }
   }
   throw Error(ErrorKind::Internal, "[reference] not a reduction");
 }
@@ -118,10 +165,10 @@ template <class A> inline A reduceIdentity(OpKind op) {
   case OpKind::Prod: return A(1);
   case OpKind::Max:
     if constexpr (kIsInt<A>) return std::numeric_limits<A>::lowest();
-    else return std::numeric_limits<A>::quiet_NaN(); // NaN is skipped
+    else return A(std::numeric_limits<double>::quiet_NaN()); // NaN is skipped
   case OpKind::Min:
     if constexpr (kIsInt<A>) return std::numeric_limits<A>::max();
-    else return std::numeric_limits<A>::quiet_NaN();
+    else return A(std::numeric_limits<double>::quiet_NaN());
   default: return A(0);
   }
 }

@@ -7,12 +7,16 @@
 namespace cumo::rb {
 
 bool isRubyScalar(VALUE v) {
-  return RB_INTEGER_TYPE_P(v) || RB_FLOAT_TYPE_P(v) || v == Qtrue || v == Qfalse;
+  return RB_INTEGER_TYPE_P(v) || RB_FLOAT_TYPE_P(v) || v == Qtrue || v == Qfalse ||
+         RB_TYPE_P(v, T_COMPLEX);
 }
 
 Scalar scalarFrom(VALUE v, const char *op) {
   if (RB_FLOAT_TYPE_P(v))
     return Scalar::ofFloat(RFLOAT_VALUE(v));
+  if (RB_TYPE_P(v, T_COMPLEX))
+    return Scalar::ofComplex(NUM2DBL(rb_complex_real(v)),
+                             NUM2DBL(rb_complex_imag(v)));
   if (RB_INTEGER_TYPE_P(v)) {
     // Integers past 64 bits wrap as a C conversion would.
     if (RB_TYPE_P(v, T_BIGNUM)) {
@@ -29,6 +33,18 @@ Scalar scalarFrom(VALUE v, const char *op) {
     return Scalar::ofFloat(std::nan(""));
   rb_raise(rb_eTypeError, "[%s] expected a number, not %" PRIsVALUE, op,
            rb_obj_class(v));
+}
+
+Scalar scalarFor(VALUE v, DType t, const char *op) {
+  if (RB_TYPE_P(v, T_COMPLEX) && !isComplex(t)) {
+    // As Complex#to_f converts: only an exact zero imaginary part goes.
+    VALUE im = rb_complex_imag(v);
+    if (!(FIXNUM_P(im) && FIX2LONG(im) == 0))
+      rb_raise(rb_eRangeError, "[%s] can't convert %" PRIsVALUE " into %" PRIsVALUE,
+               op, rb_inspect(v), classOf(t));
+    return scalarFrom(rb_complex_real(v), op);
+  }
+  return scalarFrom(v, op);
 }
 
 Shape shapeFromArgs(int argc, const VALUE *argv, const char *op) {
@@ -132,7 +148,9 @@ VALUE elementToRuby(DType dtype, const void *p) {
   return dispatchDType(dtype, [&]<DType D, class T>() -> VALUE {
     T v;
     std::memcpy(&v, p, sizeof(T));
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (kIsComplexC<T>)
+      return rb_Complex(DBL2NUM(double(v.re)), DBL2NUM(double(v.im)));
+    else if constexpr (std::is_floating_point_v<T> || kIsNarrowFloatC<T>)
       return DBL2NUM(double(v));
     else if constexpr (D == DType::Bit)
       return INT2FIX(v ? 1 : 0);
@@ -183,9 +201,13 @@ void store(VALUE v, DType dtype, llvm::ArrayRef<int64_t> shape, char *dst,
   if (shape.empty()) {
     if (RB_TYPE_P(v, T_ARRAY))
       rb_raise(rb_eArgError, "[%s] the nesting of the Array is uneven", op);
-    Scalar s = scalarFrom(v, op);
+    Scalar s = scalarFor(v, dtype, op);
     dispatchDType(dtype, [&]<DType D, class T>() {
-      T x = D == DType::Bit ? T(s.asDouble() != 0) : s.as<T>();
+      T x;
+      if constexpr (D == DType::Bit)
+        x = T(s.asDouble() != 0);
+      else
+        x = s.as<T>();
       std::memcpy(dst, &x, sizeof(T));
     });
     return;
@@ -237,7 +259,7 @@ const Operand &finishOperand(OperandHolder &h) {
 
 namespace {
 void inferRec(VALUE v, int &rank) {
-  // NONE < Bit < Int32 < Int64 < DFloat
+  // NONE < Bit < Int32 < Int64 < DFloat < DComplex
   if (RB_TYPE_P(v, T_ARRAY)) {
     long n = RARRAY_LEN(v);
     for (long i = 0; i < n; ++i)
@@ -251,6 +273,8 @@ void inferRec(VALUE v, int &rank) {
     rank = std::max(rank, fits ? 2 : 3);
   } else if (RB_FLOAT_TYPE_P(v))
     rank = std::max(rank, 4);
+  else if (RB_TYPE_P(v, T_COMPLEX))
+    rank = std::max(rank, 5);
   else if (!NIL_P(v))
     rb_raise(rb_eTypeError, "[NArray[]] cannot infer a class for %" PRIsVALUE,
              rb_obj_class(v));
@@ -264,6 +288,7 @@ DType inferDType(VALUE ary) {
   case 1: return DType::Bit;
   case 3: return DType::Int64;
   case 4: return DType::DFloat;
+  case 5: return DType::DComplex;
   default: return DType::Int32;
   }
 }

@@ -13,9 +13,13 @@ namespace cumo::rb {
 
 /// Whether `v` is a Ruby number an op takes as a scalar operand.
 bool isRubyScalar(VALUE v);
-/// A Ruby Integer, Float, true or false as a Scalar; TypeError naming `op`
-/// otherwise.
+/// A Ruby Integer, Float, Complex, true or false as a Scalar; TypeError
+/// naming `op` otherwise.
 Scalar scalarFrom(VALUE v, const char *op);
+/// scalarFrom for a value stored into class `t`: a Ruby Complex goes into a
+/// real class only with an exact zero imaginary part (Complex#to_f's rule),
+/// else RangeError.
+Scalar scalarFor(VALUE v, DType t, const char *op);
 
 /// A shape from `new(3, 5)` or `new([3, 5])`.
 Shape shapeFromArgs(int argc, const VALUE *argv, const char *op);
@@ -58,7 +62,7 @@ const Operand &finishOperand(OperandHolder &h);
 
 /// The class Numo infers for a nested Array (Cumo::NArray[...]): Bit for
 /// true/false, Int32 for integers in its range, Int64 beyond, DFloat once
-/// a Float appears.
+/// a Float appears, DComplex once a Complex does.
 DType inferDType(VALUE ary);
 
 } // namespace cumo::rb

@@ -191,6 +191,7 @@ void raiseError(ErrorKind kind, VALUE message) {
   case ErrorKind::ZeroDivision: klass = rb_eZeroDivError; break;
   case ErrorKind::NoMethod: klass = rb_eNoMethodError; break;
   case ErrorKind::Operation: klass = eOperationError; break;
+  case ErrorKind::Cast: klass = eCastError; break;
   case ErrorKind::NotImplemented: klass = rb_eNotImpError; break;
   case ErrorKind::Cuda: klass = eCudaRuntimeError; break;
   case ErrorKind::Nvrtc: klass = eNvrtcError; break;
@@ -228,6 +229,10 @@ void initNArrayClasses() {
   }
   rb_define_const(mCumo, "Float64", classOf(DType::DFloat));
   rb_define_const(mCumo, "Float32", classOf(DType::SFloat));
+  rb_define_const(mCumo, "Float16", classOf(DType::HFloat));
+  rb_define_const(mCumo, "BFloat16", classOf(DType::BFloat));
+  rb_define_const(mCumo, "Complex64", classOf(DType::DComplex));
+  rb_define_const(mCumo, "Complex32", classOf(DType::SComplex));
 }
 
 namespace {

@@ -103,7 +103,7 @@ VALUE asetMethod(int argc, VALUE *argv, VALUE self) {
   Scalar scalar;
   bool fromScalar = !fromArray && !isNArray(value);
   if (fromScalar)
-    scalar = scalarFrom(value, "[]=");
+    scalar = scalarFor(value, a.dtype(), "[]=");
   ArrayHandle *src = isNArray(value) ? &handleOf(value, "[]=") : nullptr;
   guarded([&] {
     releaseDeadHandles();
@@ -113,8 +113,10 @@ VALUE asetMethod(int argc, VALUE *argv, VALUE self) {
       v = uploadNode(t, host.shape, host.bytes.data());
     else if (fromScalar)
       v = fillNode(t, target.shape, scalar);
-    else
+    else {
+      checkCast(src->dtype(), t, "[]=");
       v = castNode(broadcastNode(src->value(), target.shape, "[]="), t);
+    }
     assignValue(view, std::move(v), "[]=");
   });
   return value;

@@ -1,6 +1,6 @@
 // Numo's math in Ruby: the Cumo::NMath module, which picks a float class
-// from all its arguments, the per-class modules Cumo::SFloat::Math and
-// Cumo::DFloat::Math, which keep theirs, and the elementwise methods of
+// from all its arguments, the per-class modules (Cumo::SFloat::Math,
+// DFloat, HFloat, BFloat, SComplex, DComplex), which keep theirs, and the elementwise methods of
 // ops/math.h (rounding, sign, predicates, bitwise operators, clip, divmod,
 // T.maximum and T.minimum). Glue only: every decision is in ops/math.cpp.
 #include "ops/elementwise.h"
@@ -147,6 +147,24 @@ template <OpKind Op> VALUE roundMethod(VALUE self) {
   return wrapHandle(h);
 }
 
+template <OpKind Op> VALUE complexPartMethod(VALUE self) {
+  ArrayHandle &a = handleOf(self, opName(Op).data());
+  NodeRef n = guarded([&] {
+    releaseDeadHandles();
+    return complexPartOp(Op, a);
+  });
+  return wrapNode(std::move(n));
+}
+
+VALUE conjMethod(VALUE self) {
+  ArrayHandle &a = handleOf(self, "conj");
+  ArrayHandle *h = guarded([&] {
+    releaseDeadHandles();
+    return conjOp(a).release();
+  });
+  return wrapHandle(h);
+}
+
 VALUE modfMethod(VALUE self) {
   ArrayHandle &a = handleOf(self, "modf");
   auto r = guarded([&] {
@@ -273,10 +291,21 @@ void initMath() {
       rb_define_module_under(classOf(DType::SFloat), "Math"));
   defineMathFunctions<int(DType::DFloat)>(
       rb_define_module_under(classOf(DType::DFloat), "Math"));
+  defineMathFunctions<int(DType::HFloat)>(
+      rb_define_module_under(classOf(DType::HFloat), "Math"));
+  defineMathFunctions<int(DType::BFloat)>(
+      rb_define_module_under(classOf(DType::BFloat), "Math"));
+  // The complex modules answer NoMethodError for the functions Numo's do
+  // not have (atan2, hypot, erf, erfc, log1p, expm1, ldexp, frexp).
+  defineMathFunctions<int(DType::SComplex)>(
+      rb_define_module_under(classOf(DType::SComplex), "Math"));
+  defineMathFunctions<int(DType::DComplex)>(
+      rb_define_module_under(classOf(DType::DComplex), "Math"));
 
-  // Numo defines maximum and minimum on every class that compares (not Bit).
+  // Numo defines maximum and minimum on every class that compares (not Bit,
+  // not the complex classes).
   for (int i = 0; i < kNumDTypes; ++i) {
-    if (DType(i) == DType::Bit)
+    if (DType(i) == DType::Bit || isComplex(DType(i)))
       continue;
     rb_define_singleton_method(classOf(DType(i)), "maximum", Fn(maximumMethod), -1);
     rb_define_singleton_method(classOf(DType(i)), "minimum", Fn(minimumMethod), -1);
@@ -289,6 +318,12 @@ void initMath() {
   rb_define_method(cNArray, "trunc", Fn(roundMethod<OpKind::Trunc>), 0);
   rb_define_method(cNArray, "modf", Fn(modfMethod), 0);
   rb_define_method(cNArray, "sign", Fn(unaryMethod<signOp>), 0);
+  rb_define_method(cNArray, "real", Fn(complexPartMethod<OpKind::Real>), 0);
+  rb_define_method(cNArray, "imag", Fn(complexPartMethod<OpKind::Imag>), 0);
+  rb_define_method(cNArray, "arg", Fn(complexPartMethod<OpKind::Arg>), 0);
+  rb_define_alias(cNArray, "angle", "arg");
+  rb_define_method(cNArray, "conj", Fn(conjMethod), 0);
+  rb_define_alias(cNArray, "conjugate", "conj");
   rb_define_method(cNArray, "square", Fn(unaryMethod<squareOp>), 0);
   rb_define_method(cNArray, "reciprocal", Fn(unaryMethod<reciprocalOp>), 0);
   rb_define_method(cNArray, "isnan", Fn(predicateMethod<OpKind::IsNan>), 0);

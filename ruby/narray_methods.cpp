@@ -9,6 +9,7 @@
 #include "ruby/convert.h"
 #include "ruby/ruby_api.h"
 
+#include <limits>
 #include <vector>
 
 namespace cumo::rb {
@@ -96,7 +97,7 @@ VALUE castTo(VALUE obj, DType t, const char *op) {
     return wrapNode(guarded([&] { return cumo::castTo(a, t); }));
   }
   if (isRubyScalar(obj) || NIL_P(obj)) {
-    Scalar s = scalarFrom(obj, op);
+    Scalar s = scalarFor(obj, t, op);
     return wrapNode(guarded([&] { return fillNode(t, {}, s); }));
   }
   if (RB_TYPE_P(obj, T_ARRAY)) {
@@ -139,7 +140,7 @@ VALUE fillMethod(VALUE self, VALUE v) {
   if (a.dtype() == DType::Bit && !(v == Qtrue || v == Qfalse || v == INT2FIX(0) ||
                                    v == INT2FIX(1)))
     rb_raise(rb_eArgError, "[fill] invalid value for Bit");
-  Scalar s = scalarFrom(v, "fill");
+  Scalar s = scalarFor(v, a.dtype(), "fill");
   writeWhole(self, [](const ArrayHandle &h, void *p) {
     return fillNode(h.dtype(), h.shape(), *static_cast<Scalar *>(p));
   }, &s, "fill");
@@ -156,9 +157,9 @@ VALUE seqMethod(int argc, VALUE *argv, VALUE self) {
   ArrayHandle &a = handleOf(self, "seq");
   if (a.dtype() == DType::Bit)
     rb_raise(rb_eNoMethodError, "[seq] undefined for Cumo::Bit");
-  SeqArgs args{NIL_P(vb) ? Scalar::ofInt(0) : scalarFrom(vb, "seq"),
-               NIL_P(vs) ? Scalar::ofInt(1) : scalarFrom(vs, "seq")};
-  if (!isFloat(a.dtype())) {
+  SeqArgs args{NIL_P(vb) ? Scalar::ofInt(0) : scalarFor(vb, a.dtype(), "seq"),
+               NIL_P(vs) ? Scalar::ofInt(1) : scalarFor(vs, a.dtype(), "seq")};
+  if (isInteger(a.dtype())) {
     // Numo computes an integer seq in double, then converts.
     args.start = Scalar::ofFloat(args.start.asDouble());
     args.step = Scalar::ofFloat(args.step.asDouble());
@@ -174,20 +175,23 @@ VALUE randMethod(int argc, VALUE *argv, VALUE self) {
   VALUE v1, v2;
   rb_scan_args(argc, argv, "02", &v1, &v2);
   ArrayHandle &a = handleOf(self, "rand");
-  bool floaty = isFloat(a.dtype());
+  bool complex = isComplex(a.dtype());
+  bool floaty = isFloat(a.dtype()) || complex;
   if (a.dtype() == DType::Bit)
     rb_raise(rb_eNoMethodError, "[rand] undefined for Cumo::Bit");
   if (!floaty && NIL_P(v1))
     rb_raise(rb_eArgError, "[rand] integer classes need a maximum: rand(max) or rand(low, high)");
   SeqArgs range;
   if (NIL_P(v1)) {
-    range = {Scalar::ofFloat(0.0), Scalar::ofFloat(1.0)};
+    // Complex classes draw both parts in [0, 1) (Numo's default high 1+1i).
+    range = {Scalar::ofFloat(0.0),
+             complex ? Scalar::ofComplex(1.0, 1.0) : Scalar::ofFloat(1.0)};
   } else if (NIL_P(v2)) {
-    range = {Scalar::ofInt(0), scalarFrom(v1, "rand")};
+    range = {Scalar::ofInt(0), scalarFor(v1, a.dtype(), "rand")};
   } else {
-    range = {scalarFrom(v1, "rand"), scalarFrom(v2, "rand")};
+    range = {scalarFor(v1, a.dtype(), "rand"), scalarFor(v2, a.dtype(), "rand")};
   }
-  if (range.step.asDouble() <= range.start.asDouble())
+  if (!complex && range.step.asDouble() <= range.start.asDouble())
     rb_raise(rb_eArgError, "[rand] high must be larger than low");
   writeWhole(self, [](const ArrayHandle &h, void *p) {
     auto *s = static_cast<SeqArgs *>(p);
@@ -297,6 +301,9 @@ VALUE toFMethod(VALUE self) {
 VALUE toIMethod(VALUE self) {
   return rb_funcall(singleElement(self, "to_i", "Integer"), rb_intern("to_i"), 0);
 }
+VALUE toCMethod(VALUE self) {
+  return rb_funcall(singleElement(self, "to_c", "Complex"), rb_intern("to_c"), 0);
+}
 
 VALUE extractCpuMethod(VALUE self) {
   ArrayHandle &a = handleOf(self, "extract_cpu");
@@ -324,9 +331,45 @@ VALUE equalMethod(VALUE self, VALUE other) {
   return NUM2INT(singleElement(r, "==", "a scalar")) == 1 ? Qtrue : Qfalse;
 }
 
+/// Numo's class constants: MAX and MIN of the integer and float classes
+/// (MIN of a float class is its smallest normal value, as C's FLT_MIN),
+/// EPSILON of the float classes.
+void defineClassConstants() {
+  for (int i = 0; i < kNumDTypes; ++i) {
+    VALUE klass = classOf(DType(i));
+    auto floats = [&](double max, double min, double eps) {
+      rb_define_const(klass, "MAX", DBL2NUM(max));
+      rb_define_const(klass, "MIN", DBL2NUM(min));
+      rb_define_const(klass, "EPSILON", DBL2NUM(eps));
+    };
+    dispatchDType(DType(i), [&]<DType D, class T>() {
+      if constexpr (D == DType::Bit || kIsComplexC<T>) {
+        return;
+      } else if constexpr (std::is_same_v<T, cumo_ops::half>) {
+        floats(double(T::of_bits(0x7bff)), double(T::of_bits(0x0400)),
+               double(T::of_bits(0x1400)));
+      } else if constexpr (std::is_same_v<T, cumo_ops::bfloat16>) {
+        floats(double(T::of_bits(0x7f7f)), double(T::of_bits(0x0080)),
+               double(T::of_bits(0x3c00)));
+      } else if constexpr (std::is_floating_point_v<T>) {
+        floats(double(std::numeric_limits<T>::max()),
+               double(std::numeric_limits<T>::min()),
+               double(std::numeric_limits<T>::epsilon()));
+      } else if constexpr (std::is_signed_v<T>) {
+        rb_define_const(klass, "MAX", LL2NUM(std::numeric_limits<T>::max()));
+        rb_define_const(klass, "MIN", LL2NUM(std::numeric_limits<T>::min()));
+      } else {
+        rb_define_const(klass, "MAX", ULL2NUM(std::numeric_limits<T>::max()));
+        rb_define_const(klass, "MIN", ULL2NUM(std::numeric_limits<T>::min()));
+      }
+    });
+  }
+}
+
 } // namespace
 
 void initNArrayMethods() {
+  defineClassConstants();
   using Fn = VALUE (*)(ANYARGS);
   cScalarOperand = rb_define_class_under(cNArray, "ScalarOperand", rb_cObject);
 #define CUMO_BINARY(name, op)                                                  \
@@ -383,6 +426,7 @@ void initNArrayMethods() {
   rb_define_method(cNArray, "each", Fn(eachMethod), 0);
   rb_define_method(cNArray, "to_f", Fn(toFMethod), 0);
   rb_define_method(cNArray, "to_i", Fn(toIMethod), 0);
+  rb_define_method(cNArray, "to_c", Fn(toCMethod), 0);
   rb_define_method(cNArray, "extract", Fn(extractMethod), 0);
   rb_define_method(cNArray, "extract_cpu", Fn(extractCpuMethod), 0);
 }

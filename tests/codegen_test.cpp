@@ -63,8 +63,11 @@ NodeRef input(DType t, Shape shape, uint64_t seed) {
       x = x * 6364136223846793005ull + 1442695040888963407ull;
       if constexpr (D == DType::Bit)
         p[i] = T((x >> 40) & 1);
-      else if constexpr (std::is_floating_point_v<T>)
-        p[i] = T(int64_t((x >> 33) % 2001) - 1000) / T(64);
+      else if constexpr (std::is_floating_point_v<T> || kIsNarrowFloatC<T>)
+        p[i] = T(double(int64_t((x >> 33) % 2001) - 1000) / 64);
+      else if constexpr (kIsComplexC<T>)
+        p[i] = T(double(int64_t((x >> 33) % 2001) - 1000) / 64,
+                 double(int64_t((x >> 13) % 2001) - 1000) / 64);
       else
         p[i] = T(x >> 17);
     }
@@ -240,20 +243,24 @@ Plan dtypePlan(DType t, int64_t rows = 4, int64_t cols = 6) {
   Handle a = wrap(input(t, {rows, cols}, 7));
   Handle b = wrap(input(t, {cols}, 8));
   llvm::SmallVector<NodeRef, 32> roots;
+  bool complex = isComplex(t);
   if (t != DType::Bit) {
     for (OpKind op : {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div,
                       OpKind::Mod, OpKind::Pow, OpKind::Maximum, OpKind::Minimum})
-      roots.push_back(binary(op, *a, *b));
+      if (!complex || elementDomain(op) == ElementDomain::Number)
+        roots.push_back(binary(op, *a, *b));
     roots.push_back(unaryOp(OpKind::Neg, *a));
     roots.push_back(unaryOp(OpKind::Abs, *a));
   }
-  if (isFloat(t))
+  if (isFloat(t) || complex)
     for (OpKind op : {OpKind::Sqrt, OpKind::Exp, OpKind::Log})
       roots.push_back(unaryOp(op, *a));
   for (OpKind op : {OpKind::Eq, OpKind::Ne, OpKind::Lt, OpKind::Ge})
-    roots.push_back(binary(op, *a, *b));
+    if (!complex || op == OpKind::Eq || op == OpKind::Ne)
+      roots.push_back(binary(op, *a, *b));
   for (int u = 0; u < kNumDTypes; ++u)
-    roots.push_back(castTo(*a, DType(u)));
+    if (!complex || isComplex(DType(u))) // complex to real: CastError
+      roots.push_back(castTo(*a, DType(u)));
   return planOf(roots);
 }
 
@@ -269,11 +276,35 @@ Plan mathPlan(DType t, int64_t rows = 4, int64_t cols = 6) {
     roots.push_back(p.first);
     roots.push_back(p.second);
   };
+  if (isComplex(t)) {
+    // Every function of the complex classes' Math, their predicates and
+    // parts, sign, square and copysign.
+    for (int op = 0; op < int(OpKind::Update); ++op) {
+      OpKind k = OpKind(op);
+      auto d = elementDomain(k);
+      if (!d || (*d != ElementDomain::Inexact && *d != ElementDomain::Complex))
+        continue;
+      if (opCategory(k) == OpCategory::Compare)
+        roots.push_back(predicateOp(k, *a));
+      else if (*d == ElementDomain::Complex)
+        roots.push_back(k == OpKind::Conj ? conjOp(*a)->value()
+                                          : complexPartOp(k, *a));
+      else if (opArity(k) == 1)
+        roots.push_back(mathOp(k, t, {x}));
+      else
+        roots.push_back(mathOp(k, t, {x, y}));
+    }
+    roots.push_back(signOp(*a));
+    roots.push_back(squareOp(*a));
+    roots.push_back(reciprocalOp(*a));
+    return planOf(roots);
+  }
   if (isFloat(t)) {
     for (int op = 0; op < int(OpKind::Update); ++op) {
       OpKind k = OpKind(op);
-      if (elementDomain(k) != ElementDomain::Float || k == OpKind::Frexp ||
-          k == OpKind::FrexpExp || k == OpKind::Modf)
+      auto d = elementDomain(k);
+      if ((d != ElementDomain::Float && d != ElementDomain::Inexact) ||
+          k == OpKind::Frexp || k == OpKind::FrexpExp || k == OpKind::Modf)
         continue;
       if (opCategory(k) == OpCategory::Compare)
         roots.push_back(predicateOp(k, *a));

@@ -116,7 +116,10 @@ template <class T> std::vector<T> read(const ArrayHandle &h) {
     dispatchDType(h.dtype(), [&]<DType D, class C>() {
       C v;
       std::memcpy(&v, bytes.data() + i * sizeof(C), sizeof(C));
-      out[i] = T(v);
+      if constexpr (std::is_arithmetic_v<C>)
+        out[i] = T(v);
+      else // the structs convert explicitly, through double
+        out[i] = T(double(v));
     });
   return out;
 }
