@@ -224,7 +224,22 @@ Plan dotPlan(int64_t n, DType t) {
   return planOf({s});
 }
 
+/// sum, prod and mean of a complex class (which has no max or min).
+Plan complexReductionsPlan(int64_t n, DType t) {
+  Handle p = wrap(input(t, {n}, 5));
+  // Factors near one, so that a long product stays finite.
+  Handle q = wrap(binary(OpKind::Div, *p, Scalar::ofFloat(40000)));
+  Handle f = wrap(binary(OpKind::Add, *q, Scalar::ofInt(1)));
+  NodeRef sum = reduceOp(OpKind::Sum, *p, {}, false);
+  NodeRef prod = reduceOp(OpKind::Prod, *f, {}, false);
+  NodeRef mean = reduceOp(OpKind::Mean, *p, {}, false);
+  q.reset();
+  return planOf({sum, prod, mean});
+}
+
 Plan fullReductionsPlan(int64_t n, DType t) {
+  if (isComplex(t))
+    return complexReductionsPlan(n, t);
   Handle p = wrap(input(t, {n}, 5));
   NodeRef sum = reduceOp(OpKind::Sum, *p, {}, false);
   NodeRef max = reduceOp(OpKind::Max, *p, {}, false);
@@ -351,8 +366,8 @@ Plan randPlan(DType t, Shape shape, Scalar low, Scalar high) {
 
 /// The CG example's operator: ap = v * 4 with each neighbour subtracted
 /// through a slice update.
-Plan stencilPlan(int64_t n, double four) {
-  Handle v = wrap(input(DType::SFloat, {n, n}, 9));
+Plan stencilPlan(int64_t n, double four, DType t = DType::SFloat) {
+  Handle v = wrap(input(t, {n, n}, 9));
   Handle ap = wrap(binary(OpKind::Mul, *v, Scalar::ofFloat(four)));
   auto subtract = [&](IndexItem r0, IndexItem c0, IndexItem r1, IndexItem c1) {
     ArrayHandle lhs(ap->storageRef(), indexLayout(ap->layout(), {r0, c0}, "[]="));
@@ -545,6 +560,52 @@ TEST_CASE("seq and rand generators") {
   checkSameKernel(randS, randPlan(DType::SFloat, {7}, Scalar::ofFloat(2), Scalar::ofInt(9)));
   // Whether seq of an integer class steps in floats is structure.
   CHECK(onlyKey(seqI) != onlyKey(seqIF));
+}
+
+TEST_CASE("the new dtypes: reductions, generators, boxes") {
+  const DType kNew[] = {DType::HFloat, DType::BFloat, DType::SComplex, DType::DComplex};
+  for (DType t : kNew) {
+    CAPTURE(nameOf(t));
+    Plan full = fullReductionsPlan(777, t);
+    REQUIRE(full.kernels.size() == 1);
+    compilePlan(full);
+    compilePlan(dotPlan(1000, t));
+    // Sums and means of the half types accumulate in single precision;
+    // products, maxima and minima in the class.
+    for (const Reduce &r : full.kernels[0].reduces) {
+      CAPTURE(opName(r.op));
+      bool widens = isNarrowFloat(t) && (r.op == OpKind::Sum || r.op == OpKind::Mean);
+      CHECK(r.accumulator == (widens ? DType::SFloat : t));
+      CHECK(r.dtype == t);
+    }
+    for (OpKind op : {OpKind::Sum, OpKind::Prod, OpKind::Mean, OpKind::Max}) {
+      if (op == OpKind::Max && isComplex(t))
+        continue;
+      compilePlan(axisPlan(t, {37, 29}, op, 0, true));   // a thread per output
+      compilePlan(axisPlan(t, {4, 300}, op, 1, false));  // a warp
+      compilePlan(axisPlan(t, {3, 20000}, op, 1, false)); // a block
+    }
+    compilePlan(seqPlan(t, {10, 3}, Scalar::ofFloat(1.5), Scalar::ofFloat(0.25)));
+    compilePlan(randPlan(t, {100}, Scalar::ofInt(-1), Scalar::ofInt(3)));
+    compilePlan(stencilPlan(8, 4.0, t));
+  }
+  compilePlan(seqPlan(DType::DComplex, {5}, Scalar::ofComplex(1, 1), Scalar::ofComplex(0, 1)));
+  compilePlan(randPlan(DType::SComplex, {5}, Scalar::ofInt(0), Scalar::ofComplex(1, 2)));
+  // A DComplex partial takes 16 bytes; the others keep 8.
+  Plan dc = fullReductionsPlan(1000, DType::DComplex);
+  LaunchConfig launch = launchConfig(dc.kernels[0], h200());
+  CHECK(scratchBytes(dc.kernels[0], launch) == 16 + 3 * launch.grid * 16);
+  Plan sc = fullReductionsPlan(1000, DType::SComplex);
+  CHECK(scratchBytes(sc.kernels[0], launch) == 16 + 3 * launch.grid * 8);
+  // Complex generators carry both parts of a and b.
+  std::string src = generateCuda(seqPlan(DType::SComplex, {5}, Scalar::ofInt(0),
+                                         Scalar::ofComplex(0, 1)).kernels[0], h200()).source;
+  CHECK(src.find("_ai") != std::string::npos);
+  CHECK(src.find("cumo_ops::seq_scomplex") != std::string::npos);
+  // The half types spell their values as the structs, never as __half.
+  std::string h = generateCuda(dtypePlan(DType::HFloat).kernels[0], h200()).source;
+  CHECK(h.find("cumo_ops::half") != std::string::npos);
+  CHECK(h.find("__half") == std::string::npos);
 }
 
 TEST_CASE("the 5-point stencil is one kernel of slice boxes") {
@@ -758,21 +819,49 @@ void cudaOk(cudaError_t e, const char *what) {
   REQUIRE_MESSAGE(e == cudaSuccess, cudaGetErrorString(e));
 }
 
-/// Elementwise equality: exact for integers; for floats within `tol`
-/// relative (0: bit-exact), NaN matching NaN of any payload.
+/// Whether two floats agree within `tol` relative to `scale` (or to 1),
+/// NaN matching NaN of any payload.
+bool closeTo(double g, double c, double tol, double scale) {
+  if (std::isnan(g) || std::isnan(c))
+    return std::isnan(g) && std::isnan(c);
+  return g == c || (tol > 0 && std::fabs(g - c) <= tol * std::max({1.0, std::fabs(c), scale}));
+}
+
+/// Elementwise equality: exact for integers; for floats (the half types
+/// widened) within `tol` relative (0: bit-exact); for complex values each
+/// part within `tol` of the modulus.
 template <class T>
 void compareElements(const T *gpu, const T *cpu, int64_t n, double tol,
                      size_t buffer) {
   for (int64_t i = 0, bad = 0; i < n && bad < 5; ++i) {
     bool same = std::memcmp(&gpu[i], &cpu[i], sizeof(T)) == 0;
-    if constexpr (std::is_floating_point_v<T>) {
-      double g = gpu[i], c = cpu[i];
-      same |= std::isnan(g) && std::isnan(c);
-      same |= tol > 0 && std::fabs(g - c) <= tol * std::max(1.0, std::fabs(c));
+    double g = 0, c = 0, gi = 0, ci = 0;
+    if constexpr (kIsComplexC<T>) {
+      g = gpu[i].re, c = cpu[i].re, gi = gpu[i].im, ci = cpu[i].im;
+      double scale = std::hypot(c, ci);
+      same |= closeTo(g, c, tol, scale) && closeTo(gi, ci, tol, scale);
+    } else if constexpr (std::is_floating_point_v<T> || kIsNarrowFloatC<T>) {
+      g = double(gpu[i]), c = double(cpu[i]);
+      same |= closeTo(g, c, tol, 0);
+    } else {
+      g = double(gpu[i]), c = double(cpu[i]);
     }
     if (!same && ++bad)
-      FAIL_CHECK("buffer " << buffer << " element " << i << ": gpu "
-                           << double(gpu[i]) << ", cpu " << double(cpu[i]));
+      FAIL_CHECK("buffer " << buffer << " element " << i << ": gpu " << g << "+"
+                           << gi << "i, cpu " << c << "+" << ci << "i");
+  }
+}
+
+/// The tolerance of a comparison of math functions in class `t`: a few
+/// ulps of single or double precision, or a unit of a half type's last
+/// place (its value is rounded from single-precision results).
+double mathTolerance(DType t) {
+  switch (t) {
+  case DType::HFloat: return 1e-3;
+  case DType::BFloat: return 8e-3;
+  case DType::SComplex: return 1e-5;
+  case DType::DComplex: return 1e-12;
+  default: return isFloat(t) ? 1e-6 : 0;
   }
 }
 
@@ -882,9 +971,9 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
     for (int t = 0; t < kNumDTypes; ++t) {
       CAPTURE(nameOf(DType(t)));
       // exp, log and pow come from different math libraries.
-      compareWithCpu(dtypePlan(DType(t), 33, 65), isFloat(DType(t)) ? 1e-6 : 0);
+      compareWithCpu(dtypePlan(DType(t), 33, 65), mathTolerance(DType(t)));
       // The math functions come from different libraries too.
-      compareWithCpu(mathPlan(DType(t), 33, 65), isFloat(DType(t)) ? 1e-6 : 0);
+      compareWithCpu(mathPlan(DType(t), 33, 65), mathTolerance(DType(t)));
     }
   }
   SUBCASE("full reductions") {
@@ -935,6 +1024,26 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
   SUBCASE("stencil") {
     compareWithCpu(stencilPlan(8, 4.0), 0);
     compareWithCpu(stencilPlan(257, 4.0), 0);
+  }
+  SUBCASE("new dtypes") {
+    for (DType t : {DType::HFloat, DType::BFloat, DType::SComplex, DType::DComplex}) {
+      CAPTURE(nameOf(t));
+      // Sums round once from single precision: a different order of the
+      // sum moves the result by at most a unit of the type's last place.
+      double tol = t == DType::HFloat ? 1e-3 : t == DType::BFloat ? 8e-3 : 1e-5;
+      compareWithCpu(fullReductionsPlan(100003, t), tol);
+      compareWithCpu(dotPlan(5000, t), tol);
+      for (OpKind op : {OpKind::Sum, OpKind::Mean, OpKind::Max}) {
+        if (op == OpKind::Max && isComplex(t))
+          continue;
+        compareWithCpu(axisPlan(t, {37, 29}, op, 0, true), tol);
+        compareWithCpu(axisPlan(t, {5, 300}, op, 1, false), tol);
+        compareWithCpu(axisPlan(t, {3, 20000}, op, 1, false), tol);
+      }
+      compareWithCpu(seqPlan(t, {1000}, Scalar::ofFloat(2040.5), Scalar::ofFloat(0.75)), 0);
+      compareWithCpu(randPlan(t, {10000}, Scalar::ofInt(-2), Scalar::ofInt(5)), 0);
+      compareWithCpu(stencilPlan(65, 4.0, t), 0);
+    }
   }
   SUBCASE("boxes") {
     compareWithCpu(boxesPlan(12, 1.5), 0);

@@ -7,6 +7,11 @@ module DiffCases
   FLOAT_TYPES = %w[SFloat DFloat].freeze
   INT_TYPES = %w[Int8 Int16 Int32 Int64 UInt8 UInt16 UInt32 UInt64].freeze
   ALL_TYPES = (FLOAT_TYPES + INT_TYPES).freeze
+  # The sixteen-bit floats and the complex classes have cases of their own
+  # (half_cases, complex_cases): their answers are rounded to half or built
+  # from hypot, so differential.rb gives them tolerances of their own.
+  NARROW_TYPES = %w[HFloat BFloat].freeze
+  COMPLEX_TYPES = %w[SComplex DComplex].freeze
 
   module_function
 
@@ -17,8 +22,10 @@ module DiffCases
   def input(name, *shape, seed:)
     Cumo::NArray.srand(seed)
     k = klass(name)
-    if FLOAT_TYPES.include?(name)
+    if FLOAT_TYPES.include?(name) || NARROW_TYPES.include?(name)
       k.new(*shape).rand(-4, 4)
+    elsif COMPLEX_TYPES.include?(name)
+      k.new(*shape).rand(-4 - 4i, 4 + 4i)
     elsif name.start_with?("U")
       k.new(*shape).rand(0, 60)
     else
@@ -29,7 +36,7 @@ module DiffCases
   # An integer division by zero raises ZeroDivisionError at the read, so
   # divisors of integer classes are made odd (never zero, either sign).
   def divisor(name, op, d)
-    return d if FLOAT_TYPES.include?(name) || !%i[/ % divmod].include?(op)
+    return d unless INT_TYPES.include?(name) && %i[/ % divmod].include?(op)
 
     d * 2 + 1
   end
@@ -170,6 +177,91 @@ module DiffCases
     end
   end
 
+  # HFloat and BFloat (issue 4): every op computes in single precision and
+  # rounds back, so elementwise arithmetic, conversions and rand agree bit
+  # for bit; math functions and reductions (accumulated in single
+  # precision, rounded once) within a unit of the type's last place.
+  def half_cases(list)
+    NARROW_TYPES.each do |t|
+      k = klass(t)
+      %i[+ - * /].each do |op|
+        list["#{t} #{op}"] = -> { input(t, 37, 53, seed: 110).send(op, input(t, 53, seed: 111)) }
+      end
+      list["#{t} fused chain"] = lambda {
+        a = input(t, 333, seed: 112)
+        [((a * 2 + 1) / (a.abs + 1) - a) * a, (a + 2048) - 2048, -a, a.sign]
+      }
+      list["#{t} compare"] = -> { [input(t, 301, seed: 113).lt(input(t, 301, seed: 114)), input(t, 301, seed: 113).eq(1)] }
+      list["#{t} conversions"] = lambda {
+        d = Cumo::DFloat.new(2000).rand(-70_000, 70_000)
+        f = Cumo::SFloat.new(2000).rand(-1e-4, 1e-4) # subnormals of half
+        i = Cumo::Int32.new(2000).rand(-100_000, 100_000)
+        h = input(t, 500, seed: 115) * 1000
+        [d.cast_to(k), f.cast_to(k), i.cast_to(k), h.cast_to(Cumo::Int16), h.cast_to(Cumo::DFloat),
+         h.cast_to(Cumo::SComplex), k.cast(Cumo::HFloat.cast(d)), (h > 0).cast_to(k)]
+      }
+      list["#{t} rand"] = -> { Cumo::NArray.srand(116); [k.new(1000).rand, k.new(1000).rand(-3, 5)] }
+      list["#{t} seq"] = -> { k.new(7, 9).seq(2040, 1.5) }
+      list["#{t} sum"] = -> { input(t, 40_000, seed: 117).sum }
+      list["#{t} mean axis"] = -> { [input(t, 64, 300, seed: 118).mean(axis: 1), input(t, 300, 64, seed: 119).sum(axis: 0)] }
+      list["#{t} big axis sum"] = -> { input(t, 5, 200_000, seed: 120).sum(axis: 1) }
+      list["#{t} ones sum"] = -> { [k.new(40_000).fill(1.0).sum, k.new(3, 40_000).fill(1.0).sum(axis: 1)] }
+      list["#{t} prod max min"] = lambda {
+        a = input(t, 23, 41, seed: 121) / 2 + 1
+        [a.prod(axis: 1), a.max(axis: 0), a.min, a.max]
+      }
+      list["#{t} dot"] = -> { input(t, 10_000, seed: 122).dot(input(t, 10_000, seed: 123)) }
+      list["#{t} slice writes"] = lambda {
+        a = input(t, 40, 30, seed: 124)
+        a[3..20, 5] = 7.3
+        a[(1..-1) % 3, 0..9] += 1.5
+        a
+      }
+      %i[sqrt exp log sin tanh atan].each_with_index do |fn, j|
+        list["#{t} math:#{fn}"] = -> { k::Math.send(fn, math_input(t, fn, 125 + j)) }
+      end
+      list["#{t} math:pow"] = -> { input(t, 200, seed: 131).abs**input(t, 200, seed: 132) }
+    end
+  end
+
+  # SComplex and DComplex (issue 4): addition, subtraction and
+  # multiplication agree bit for bit; division, abs, powers and the NMath
+  # functions go through hypot, atan2 and the transcendentals, so their
+  # cases are "math:".
+  def complex_cases(list)
+    COMPLEX_TYPES.each do |t|
+      k = klass(t)
+      %i[+ - *].each do |op|
+        list["#{t} #{op}"] = -> { input(t, 37, 53, seed: 140).send(op, input(t, 53, seed: 141)) }
+      end
+      list["#{t} math:/"] = -> { input(t, 37, 53, seed: 142) / input(t, 37, 1, seed: 143) }
+      list["#{t} math:pow"] = -> { [input(t, 200, seed: 144)**2, input(t, 200, seed: 145)**input(t, 200, seed: 146) / 1000] }
+      list["#{t} parts"] = lambda {
+        z = input(t, 301, seed: 147)
+        [z.real, z.imag, z.conj, -z, z.eq(z.conj), z.ne(z), z.isfinite]
+      }
+      list["#{t} math:abs arg"] = -> { z = input(t, 301, seed: 148); [z.abs, z.arg, z.abs * z.real] }
+      list["#{t} scalar"] = -> { input(t, 129, seed: 149) * (3 - 1i) - 2 }
+      list["#{t} promoted"] = -> { [input("SFloat", 99, seed: 150) + input(t, 99, seed: 151), input("DFloat", 99, seed: 152) * 1i] }
+      list["#{t} cast"] = -> { [input("Int16", 64, seed: 153).cast_to(k), input(t, 64, seed: 154).cast_to(Cumo::DComplex)] }
+      list["#{t} sum"] = -> { [input(t, 1000, seed: 155).sum, input(t, 3_000_001, seed: 156).sum] }
+      list["#{t} mean axis"] = -> { [input(t, 64, 300, seed: 157).mean(axis: 1), input(t, 5, 20_000, seed: 158).sum(axis: 1)] }
+      list["#{t} math:prod"] = -> { (input(t, 23, 41, seed: 159) / 4).prod(axis: 1) }
+      list["#{t} dot"] = -> { input(t, 10_000, seed: 160).dot(input(t, 10_000, seed: 161)) }
+      list["#{t} rand"] = -> { Cumo::NArray.srand(162); [k.new(1000).rand, k.new(999).rand(-1 + 2i, 3 + 5i)] }
+      list["#{t} seq"] = -> { k.new(7, 9).seq(1.5 - 1i, 0.25 + 0.5i) }
+      list["#{t} slice writes"] = lambda {
+        a = input(t, 40, 30, seed: 163)
+        a[3..20, 5] = 7 - 1i
+        a[(1..-1) % 3, 0..9] += 1.5i
+        a
+      }
+      %i[sqrt exp log sin cos tan sinh tanh asin atanh cbrt].each_with_index do |fn, j|
+        list["#{t} math:#{fn}"] = -> { k::Math.send(fn, input(t, 101, seed: 170 + j) / 4) }
+      end
+    end
+  end
+
   def cases
     list = {}
     ALL_TYPES.each do |t|
@@ -247,6 +339,8 @@ module DiffCases
     end
     math_cases(list)
     layout_cases(list)
+    half_cases(list)
+    complex_cases(list)
     list
   end
 end
