@@ -40,8 +40,10 @@ class TestHalf < Minitest::Test
   def test_an_index_rounds_here_rather_than_saturating
     assert_equal [79_872.0], Cumo::BFloat[79_800].to_a
     assert_equal [INF], Cumo::HFloat[79_800].to_a
-    assert_equal(-0.9190999865531921, first(Cumo::NMath.cos(Cumo::SFloat[79_800])))
-    assert_equal 0.989012598991394, first(Cumo::NMath.cos(Cumo::SFloat[79_872]))
+    # Within an ulp or two of single precision: glibc's cosf and CUDA's
+    # may differ in the last bit.
+    assert_in_delta(-0.9190999865531921, first(Cumo::NMath.cos(Cumo::SFloat[79_800])), 2e-7)
+    assert_in_delta 0.989012598991394, first(Cumo::NMath.cos(Cumo::SFloat[79_872])), 2e-7
     assert_equal [1000.0], Cumo::BFloat[1000].to_a # a multiple of 8 is exact
     assert_equal [256.0, 258.0, 260.0, 260.0], Cumo::BFloat[256, 258, 259, 261].to_a
   end
