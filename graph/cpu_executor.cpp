@@ -272,6 +272,20 @@ private:
       });
       return;
     case OpCategory::Binary:
+      if (v.op == OpKind::MakeComplex) {
+        // Two operands of the real class, a complex answer.
+        dispatchDType(v.dtype, [&]<DType D, class C>() {
+          if constexpr (kIsComplexC<C>) {
+            using R = typename RealPartOf<C>::type;
+            const R *x = ta.as<R>();
+            const R *y = values_[v.args[1]].as<R>();
+            C *o = out.as<C>();
+            for (int64_t l = 0; l < lanes_; ++l)
+              o[l] = ref::makeComplex<C>(x[l], y[l]);
+          }
+        });
+        return;
+      }
       dispatchDType(v.dtype, [&]<DType D, class T>() {
         const T *x = ta.as<T>();
         const T *y = values_[v.args[1]].as<T>();

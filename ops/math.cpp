@@ -210,6 +210,45 @@ NodeRef complexPartOp(OpKind op, const ArrayHandle &a) {
   return record(op, unaryResultType(op, a.dtype()), a.shape(), {a.value()});
 }
 
+std::unique_ptr<ArrayHandle> imOp(const ArrayHandle &a) {
+  DType t = a.dtype();
+  if (!isNumeric(t))
+    opError(ErrorKind::NoMethod, "im", "undefined for " + className(t));
+  if (!isComplex(t)) // Numo's im of a real class is an alias of view
+    return std::make_unique<ArrayHandle>(a.storageRef(), a.layout());
+  // i * z, exactly: (-Im z, Re z).
+  DType r = realTypeOf(t);
+  NodeRef v = a.value();
+  NodeRef re = record(OpKind::Real, r, a.shape(), {v});
+  NodeRef im = record(OpKind::Imag, r, a.shape(), {v});
+  NodeRef negIm = record(OpKind::Neg, r, a.shape(), {im});
+  return std::make_unique<ArrayHandle>(
+      record(OpKind::MakeComplex, t, a.shape(), {negIm, re}));
+}
+
+NodeRef setPartOp(OpKind part, const ArrayHandle &a, const Operand &value) {
+  const char *name = part == OpKind::Real ? "set_real" : "set_imag";
+  DType t = a.dtype();
+  if (!isComplex(t))
+    opError(ErrorKind::NoMethod, name, "undefined for " + className(t));
+  DType r = realTypeOf(t);
+  if (value.isArray()) {
+    checkCast(value.array->dtype(), r, name);
+    auto s = broadcastShapes(a.shape(), value.shape());
+    if (!s || llvm::ArrayRef<int64_t>(*s) != a.shape())
+      opError(ErrorKind::Shape, name,
+              "a value of shape " + shapeToString(value.shape()) +
+                  " does not broadcast to " + shapeToString(a.shape()));
+  } else if (value.scalar.isComplex()) {
+    opError(ErrorKind::Range, name, "a part is real, not complex");
+  }
+  NodeRef v = a.value();
+  NodeRef given = operandNode(value, r);
+  NodeRef re = part == OpKind::Real ? given : record(OpKind::Real, r, a.shape(), {v});
+  NodeRef im = part == OpKind::Imag ? given : record(OpKind::Imag, r, a.shape(), {v});
+  return record(OpKind::MakeComplex, t, a.shape(), {re, im});
+}
+
 std::unique_ptr<ArrayHandle> conjOp(const ArrayHandle &a) {
   DType t = a.dtype();
   if (!isNumeric(t))

@@ -78,6 +78,17 @@ NodeRef clipOp(const ArrayHandle &a, const Operand *min, const Operand *max);
 /// on SComplex and DComplex.
 NodeRef complexPartOp(OpKind op, const ArrayHandle &a);
 
+/// im: i * a, exactly (-Im a, Re a); a handle onto a's own storage for a
+/// real class (Numo's im is an alias of view there).
+std::unique_ptr<ArrayHandle> imOp(const ArrayHandle &a);
+
+/// The new value of a complex array whose real part (`part` Real) or
+/// imaginary part (Imag) becomes `value` (converted to the real class,
+/// broadcast to a's shape): Numo's set_real and set_imag, which write it
+/// into the array. NoMethodError for a real class, CastError for a
+/// complex array value.
+NodeRef setPartOp(OpKind part, const ArrayHandle &a, const Operand &value);
+
 /// conj: the complex conjugate; a handle onto a's own storage for a real
 /// class (Numo's conj is an alias of view there).
 std::unique_ptr<ArrayHandle> conjOp(const ArrayHandle &a);

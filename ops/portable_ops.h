@@ -741,6 +741,9 @@ CUMO_NONZERO(double)
 CUMO_COMPLEX_FUNCTIONS(scomplex, float)
 CUMO_COMPLEX_FUNCTIONS(dcomplex, double)
 #undef CUMO_COMPLEX_FUNCTIONS
+// A complex value from its parts (set_real, set_imag, im).
+CUMO_HD scomplex make_complex(float re, float im) { return scomplex(re, im); }
+CUMO_HD dcomplex make_complex(double re, double im) { return dcomplex(re, im); }
 
 // Generators of the complex classes: seq steps both parts, computed in
 // double and rounded once as SFloat's and DFloat's seq are; rand draws the

@@ -77,13 +77,21 @@ template <class T> inline T binary(OpKind op, T a, T b) {
   switch (op) {
 #define CUMO_BINARY_FN(Enum, Function, Domain)                                 \
   case OpKind::Enum:                                                           \
-    if constexpr (admits<T>(ElementDomain::Domain))                            \
+    if constexpr (admits<T>(ElementDomain::Domain) &&                          \
+                  OpKind::Enum != OpKind::MakeComplex)                         \
       return cumo_ops::Function(a, b);                                         \
     break;
 #include "ops/element_fn.def"
   default: break;
   }
   throw Error(ErrorKind::Internal, "[reference] not a binary op for this type");
+}
+
+/// make_complex: a complex value from two of its part type.
+template <class C>
+inline C makeComplex(typename RealPartOf<C>::type re,
+                     typename RealPartOf<C>::type im) {
+  return cumo_ops::make_complex(re, im);
 }
 
 template <class T> inline bool compare(OpKind op, T a, T b) {

@@ -3,6 +3,7 @@
 // DFloat, HFloat, BFloat, SComplex, DComplex), which keep theirs, and the elementwise methods of
 // ops/math.h (rounding, sign, predicates, bitwise operators, clip, divmod,
 // T.maximum and T.minimum). Glue only: every decision is in ops/math.cpp.
+#include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "ops/math.h"
 #include "ruby/convert.h"
@@ -154,6 +155,31 @@ template <OpKind Op> VALUE complexPartMethod(VALUE self) {
     return complexPartOp(Op, a);
   });
   return wrapNode(std::move(n));
+}
+
+VALUE imMethod(VALUE self) {
+  ArrayHandle &a = handleOf(self, "im");
+  ArrayHandle *h = guarded([&] {
+    releaseDeadHandles();
+    return imOp(a).release();
+  });
+  return wrapHandle(h);
+}
+
+/// set_real / set_imag (real= / imag=): writes the part into self, as
+/// Numo's do, and answers the value given.
+template <OpKind Part> VALUE setPartMethod(VALUE self, VALUE value) {
+  const char *name = Part == OpKind::Real ? "set_real" : "set_imag";
+  ArrayHandle &a = handleOf(self, name);
+  a.frozen = OBJ_FROZEN(self);
+  OperandHolder v;
+  prepareOperand(v, value, realTypeOf(a.dtype()), name);
+  guarded([&] {
+    releaseDeadHandles();
+    NodeRef n = setPartOp(Part, a, finishOperand(v));
+    assignValue(a, std::move(n), name);
+  });
+  return value;
 }
 
 VALUE conjMethod(VALUE self) {
@@ -323,6 +349,11 @@ void initMath() {
   rb_define_method(cNArray, "arg", Fn(complexPartMethod<OpKind::Arg>), 0);
   rb_define_alias(cNArray, "angle", "arg");
   rb_define_method(cNArray, "conj", Fn(conjMethod), 0);
+  rb_define_method(cNArray, "im", Fn(imMethod), 0);
+  rb_define_method(cNArray, "set_real", Fn(setPartMethod<OpKind::Real>), 1);
+  rb_define_method(cNArray, "set_imag", Fn(setPartMethod<OpKind::Imag>), 1);
+  rb_define_alias(cNArray, "real=", "set_real");
+  rb_define_alias(cNArray, "imag=", "set_imag");
   rb_define_alias(cNArray, "conjugate", "conj");
   rb_define_method(cNArray, "square", Fn(unaryMethod<squareOp>), 0);
   rb_define_method(cNArray, "reciprocal", Fn(unaryMethod<reciprocalOp>), 0);

@@ -301,7 +301,10 @@ Plan mathPlan(DType t, int64_t rows = 4, int64_t cols = 6) {
         continue;
       if (opCategory(k) == OpCategory::Compare)
         roots.push_back(predicateOp(k, *a));
-      else if (*d == ElementDomain::Complex)
+      else if (k == OpKind::MakeComplex) {
+        roots.push_back(imOp(*a)->value());
+        roots.push_back(setPartOp(OpKind::Real, *a, Operand::of(Scalar::ofFloat(2))));
+      } else if (*d == ElementDomain::Complex)
         roots.push_back(k == OpKind::Conj ? conjOp(*a)->value()
                                           : complexPartOp(k, *a));
       else if (opArity(k) == 1)

@@ -143,6 +143,25 @@ class TestComplex < Minitest::Test
     assert_equal [25.0, 2.0], (z * z.conj).real.round.to_a
   end
 
+  def test_im_set_real_set_imag
+    z = DC[1 + 2i, 3 - 4i]
+    assert_equal [Complex(-2.0, 1.0), Complex(4.0, 3.0)], z.im.to_a
+    assert_equal [0.5], Cumo::DFloat[0.5].im.to_a # a real class's im is a view
+    assert_equal 7, (z.real = 7)
+    assert_equal [Complex(7.0, 2.0), Complex(7.0, -4.0)], z.to_a
+    z.imag = Cumo::DFloat[0.5, -0.5]
+    assert_equal [Complex(7.0, 0.5), Complex(7.0, -0.5)], z.to_a
+    z[1..1].set_real(-1) # through a view
+    assert_equal [Complex(7.0, 0.5), Complex(-1.0, -0.5)], z.to_a
+    s = SC.zeros(2, 2)
+    s.set_imag(Cumo::SFloat[1, 2]) # broadcast over the rows
+    assert_equal [[Complex(0.0, 1.0), Complex(0.0, 2.0)]] * 2, s.to_a
+    assert_raises(RangeError) { z.real = 1i }
+    assert_raises(Cumo::NArray::CastError) { z.imag = DC[1, 2] }
+    assert_raises(NoMethodError) { Cumo::DFloat[1].real = 2 }
+    assert_raises(FrozenError) { DC[1].freeze.real = 2 }
+  end
+
   def test_sign_square_reciprocal_rounding
     assert_equal [Complex(1.0, -1.0), Complex(0.0, 1.0)], DC[3 - 4i, 2i].sign.to_a
     assert_equal [Complex(-3.0, 4.0)], DC[1 + 2i].square.to_a
