@@ -21,6 +21,7 @@ enum class OpCategory : uint8_t {
   Reshape,
   Reduce,
   Update,
+  Opaque,
 };
 
 std::string_view opName(OpKind op);
@@ -36,5 +37,6 @@ inline bool isElementwise(OpKind op) {
 inline bool isReduction(OpKind op) {
   return opCategory(op) == OpCategory::Reduce;
 }
+inline bool isOpaque(OpKind op) { return opCategory(op) == OpCategory::Opaque; }
 
 } // namespace cumo

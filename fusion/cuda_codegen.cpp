@@ -384,6 +384,7 @@ const char *kindTag(Kernel::Kind k) {
   case Kernel::Kind::Elementwise: return "ew";
   case Kernel::Kind::AxisReduce: return "red";
   case Kernel::Kind::Scatter: return "scat";
+  case Kernel::Kind::Opaque: return "op";
   }
   llvm_unreachable("unknown kernel kind");
 }
@@ -421,7 +422,9 @@ KernelSource generateCuda(const Kernel &k, const DeviceModel &model) {
   os += "#include \"cumo_portable_ops.h\"\n\n";
   os += devicePreamble();
   emitParamStruct(s, os);
-  if (s.kind == Kernel::Kind::AxisReduce)
+  if (s.kind == Kernel::Kind::Opaque)
+    emitOpaqueEntry(s, out.entry, os);
+  else if (s.kind == Kernel::Kind::AxisReduce)
     emitAxisReduceEntry(s, out.entry, os);
   else
     emitGridStrideEntry(s, out.entry, os);
@@ -441,6 +444,8 @@ LaunchConfig cudagen::launchFor(const Kernel &k, ReduceStrategy strategy,
   LaunchConfig c;
   c.block = kBlockSize;
   switch (k.kind) {
+  case Kernel::Kind::Opaque:
+    return opaqueLaunch(k, model);
   case Kernel::Kind::Elementwise:
   case Kernel::Kind::Scatter:
     c.grid = gridFor(k.domainSize(), kBlockSize, model);

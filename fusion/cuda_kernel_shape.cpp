@@ -112,6 +112,8 @@ void checkValue(const Kernel &k, const Value &v, uint32_t id) {
 } // namespace
 
 KernelShape analyzeKernel(const Kernel &k, const DeviceModel &model) {
+  if (k.kind == Kernel::Kind::Opaque)
+    return analyzeOpaque(k);
   KernelShape s;
   s.kind = k.kind;
   s.rank = int32_t(k.domain.size());
@@ -203,6 +205,9 @@ KernelShape analyzeKernel(const Kernel &k, const DeviceModel &model) {
       unsupported("a scatter with reductions");
     s.strategy = ReduceStrategy::None;
     break;
+  case Kernel::Kind::Opaque:
+    break; // analyzeOpaque took it
+
   }
   for (const Value &v : s.values)
     s.checksDivision |= v.kind == Value::Kind::Op &&
@@ -297,6 +302,11 @@ uint64_t hashShape(const KernelShape &s) {
     h.add(uint64_t(r.dtype));
   }
   h.addAll(s.reduceAxes);
+  h.add(uint64_t(s.opaqueOp));
+  h.addAll(s.operandDtypes);
+  h.addAll(s.operandRanks);
+  h.add(uint64_t(s.outDtype));
+  h.add(uint64_t(s.flat));
   return h.get();
 }
 

@@ -136,6 +136,14 @@ struct KernelShape {
   /// Divides or takes the remainder of integers: a divisor of zero sets a
   /// bit in the device's error word (the `err` parameter).
   bool checksDivision = false;
+  /// Opaque kernels: the op, its operands' dtypes and ranks, the result's
+  /// dtype, and its structural attributes (a scan over every element, or
+  /// along an axis).
+  OpKind opaqueOp = OpKind::Copy;
+  llvm::SmallVector<DType, 2> operandDtypes;
+  llvm::SmallVector<int32_t, 2> operandRanks;
+  DType outDtype = DType::DFloat;
+  bool flat = false;
 
   int32_t basisRank(int32_t b) const { return bases[b].rank; }
 };
@@ -160,6 +168,14 @@ void packWithShape(const KernelShape &s, const Kernel &k, const LaunchConfig &la
 
 /// The C spelling of one element of `t`.
 llvm::StringRef cType(DType t);
+
+// Opaque kernels with a generated implementation (cuda_opaque_codegen.cpp).
+/// The structure of opaque kernel `k`; Error(Internal) when no CUDA
+/// implementation of its op is generated.
+KernelShape analyzeOpaque(const Kernel &k);
+/// The kernel's entry function (after the parameter struct).
+void emitOpaqueEntry(const KernelShape &s, const std::string &entry, std::string &os);
+LaunchConfig opaqueLaunch(const Kernel &k, const DeviceModel &model);
 
 /// The run-time values a parameter block is filled from.
 /// A field of a packed block that changes between flushes of the same plan

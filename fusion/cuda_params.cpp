@@ -163,6 +163,26 @@ void describeParams(const KernelShape &s, const PackInputs *in,
   // null and the callbacks never run.
   const Kernel *k = in ? &in->kernel : nullptr;
 
+  if (s.kind == Kernel::Kind::Opaque) {
+    // Operands where they lie, the contiguous result, the extents.
+    for (size_t i = 0; i < s.operandDtypes.size(); ++i) {
+      auto load = [&]() -> const Load & { return k->loads[k->operandLoads[i]]; };
+      f.ptr(indexed("in", i), "const " + cType(s.operandDtypes[i]).str() + "*",
+            [&] { return f.buffer(load().buffer); });
+      f.i64(indexed("in", i, "_off"), [&] { return load().index.offset; });
+      f.i64s(indexed("in", i, "_s"), size_t(s.operandRanks[i]),
+             [&](size_t d) { return load().index.strides[d]; });
+      f.i64s(indexed("in", i, "_ext"), size_t(s.operandRanks[i]),
+             [&](size_t d) { return k->operandShapes[i][d]; });
+    }
+    f.ptr("out", cType(s.outDtype).str() + "*",
+          [&] { return f.buffer(k->stores[0].buffer); });
+    f.i64("out_off", [&] { return k->stores[0].index.offset; });
+    f.i64("n", [&] { return k->domainSize(); });
+    f.i64("axis", [&] { return k->opaqueInts.empty() ? int64_t(-1) : k->opaqueInts[0]; });
+    return;
+  }
+
   f.i64("n", [&] { return k->domainSize(); });
   // Whether this launch may run the 32-bit instantiation of the loop.
   f.i64("narrow", [&] { return int64_t(fitsNarrow(*k)); });

@@ -367,9 +367,10 @@ uint32_t Lowering::expand(const Node *x, int32_t basis, const AffineMap &map) {
     return addValue(std::move(v));
   }
   case OpCategory::Reduce:
+  case OpCategory::Opaque:
     break;
   }
-  throw Error(ErrorKind::Internal, "[fusion] cannot inline a reduction");
+  throw Error(ErrorKind::Internal, "[fusion] cannot inline a reduction or an opaque op");
 }
 
 Kernel Lowering::lowerKernel(const Schedule::KernelSlot &slot) {
@@ -452,6 +453,29 @@ Kernel Lowering::lowerKernel(const Schedule::KernelSlot &slot) {
     st.index.basis = 0;
     st.index.offset = target.offset;
     st.index.strides = target.strides;
+    k.stores.push_back(std::move(st));
+    break;
+  }
+  case Schedule::KernelSlot::Kind::Opaque: {
+    k.kind = Kernel::Kind::Opaque;
+    const Node *n = s_.nodes[slot.members[0]].get();
+    noteNode(n);
+    k.opaqueOp = n->op();
+    k.opaqueScalar = n->scalar;
+    if (n->hasExtra())
+      k.opaqueInts.assign(n->extra().axes.begin(), n->extra().axes.end());
+    // Each operand is read where it lies: a load over its own coordinates.
+    for (const NodeRef &in : n->inputs()) {
+      uint32_t v = instance(in.get(), 0, AffineMap::identity(in->ndim()));
+      if (k.values[v].kind != Value::Kind::Load)
+        throw Error(ErrorKind::Internal, "[fusion] an opaque operand is not in a buffer");
+      k.operandShapes.push_back(toShape(in->shape()));
+      k.operandLoads.push_back(k.values[v].ref);
+    }
+    Store st;
+    st.buffer = nodeBuffer_[n];
+    st.dtype = n->dtype();
+    st.index.strides = contiguousStrides(n->shape());
     k.stores.push_back(std::move(st));
     break;
   }

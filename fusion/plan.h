@@ -140,6 +140,7 @@ struct Kernel {
     Elementwise, ///< stores per element, and full reductions
     AxisReduce,  ///< one reduction over some axes of the domain
     Scatter,     ///< stores into a strided target (writes that no box fits)
+    Opaque,      ///< one opaque op: each executor's own implementation
   };
   Kind kind = Kind::Elementwise;
   int stage = 0;
@@ -152,6 +153,15 @@ struct Kernel {
   llvm::SmallVector<Store, 2> stores;
   llvm::SmallVector<Reduce, 1> reduces;
   llvm::SmallVector<int32_t, 2> reduceAxes; ///< AxisReduce: sorted axes
+  /// Opaque: the op, its attributes, its operands' shapes, and for each
+  /// operand the load that addresses it over the operand's own coordinates
+  /// (offset and strides, so a view goes in as it is); stores[0] writes
+  /// the result, contiguous over the domain (the result's shape).
+  OpKind opaqueOp = OpKind::Copy;
+  Scalar opaqueScalar;
+  llvm::SmallVector<int64_t, 4> opaqueInts;
+  llvm::SmallVector<Shape, 2> operandShapes;
+  llvm::SmallVector<uint32_t, 2> operandLoads;
   /// The ops fused here, in recording order (for explain and dumps).
   llvm::SmallVector<const Node *, 8> nodes;
   /// Why this kernel is separate from an earlier one, when fusion split.

@@ -1,5 +1,7 @@
 #include "fusion/plan_print.h"
 
+#include "ops/opaque.h"
+
 #include "llvm/ADT/DenseMap.h"
 
 #include <algorithm>
@@ -27,6 +29,8 @@ std::string kindOf(const Kernel &k) {
     return "reduction";
   case Kernel::Kind::Scatter:
     return "copy";
+  case Kernel::Kind::Opaque:
+    return std::string(opaqueKindName(k.opaqueOp));
   }
   return "elementwise";
 }

@@ -40,6 +40,7 @@ bool updateIsBox(const Node *u) {
 bool Schedule::isInlineable(const Node *x, const Facts &f) {
   switch (opCategory(x->op())) {
   case OpCategory::Reduce:
+  case OpCategory::Opaque:
     return false;
   case OpCategory::Update:
     return f.box;
@@ -188,6 +189,25 @@ private:
       f.cost = 1;
       return;
     }
+    case OpCategory::Opaque: {
+      // Its implementation reads buffers: every pending input is stored
+      // (a view of a stored or materialized value is read in place).
+      int stage = 0;
+      for (const NodeRef &in : n->inputs()) {
+        const Node *x = in.get();
+        while (x->op() == OpKind::View && !x->extra().flatView && s_.contains(x) &&
+               s_.contains(x->input(0)))
+          x = x->input(0);
+        if (s_.contains(x)) {
+          requireBuffer(x);
+          stage = std::max(stage, readyOf(x));
+        }
+      }
+      f.buffered = true;
+      f.avail = f.ready = stage + 1;
+      f.cost = 1;
+      return;
+    }
     case OpCategory::Update: {
       f.box = updateIsBox(n);
       int stage = std::max(s_.inputStage(n->input(0)),
@@ -289,6 +309,12 @@ void Scheduler::group() {
         Slot slot{Slot::Kind::AxisReduce, stage, domain, {i}, ""};
         separate.push_back(std::move(slot));
       }
+      continue;
+    }
+    if (isOpaque(n->op())) {
+      Slot slot{Slot::Kind::Opaque, f.avail - 1, toShape(n->shape()), {i}, ""};
+      slot.why = "an opaque op runs its own implementation";
+      separate.push_back(std::move(slot));
       continue;
     }
     if (n->op() == OpKind::Update && !f.box) {

@@ -44,7 +44,7 @@ struct Schedule {
     int ridesWith = -1;
   };
   struct KernelSlot {
-    enum class Kind : uint8_t { Elementwise, AxisReduce, Scatter } kind;
+    enum class Kind : uint8_t { Elementwise, AxisReduce, Scatter, Opaque } kind;
     int stage = 0;
     llvm::SmallVector<int64_t, 4> domain;
     /// Buffered elementwise nodes it stores, full reductions it computes,

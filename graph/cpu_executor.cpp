@@ -3,6 +3,7 @@
 // CUDA kernels are generated from. It is the reference every GPU result is
 // compared with, and the executor of machines without a GPU.
 #include "graph/executor.h"
+#include "graph/opaque_call.h"
 
 #include "core/error.h"
 #include "core/stats.h"
@@ -72,6 +73,8 @@ public:
       break;
     case Kernel::Kind::Scatter:
       break;
+    case Kernel::Kind::Opaque:
+      throw Error(ErrorKind::Internal, "[cpu] an opaque kernel is not interpreted");
     }
     int64_t n = k_.domainSize();
     for (int64_t start = 0; start < n; start += kTile)
@@ -414,8 +417,14 @@ public:
       if (!buffers[i])
         buffers[i] = hostDevice()->pool().allocateInternal(
             size_t(plan.buffers[i].elements) * sizeOf(plan.buffers[i].dtype));
+    llvm::SmallVector<void *, 8> pointers;
+    for (const Ref<Buffer> &b : buffers)
+      pointers.push_back(b ? b->data() : nullptr);
     for (const Kernel &k : plan.kernels) {
-      KernelRun(k, buffers).run();
+      if (k.kind == Kernel::Kind::Opaque)
+        runOpaqueReference(opaqueCallOf(k, pointers));
+      else
+        KernelRun(k, buffers).run();
       ++Stats::get().kernels_launched;
     }
   }

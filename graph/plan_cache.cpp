@@ -2,6 +2,8 @@
 
 #include "core/error.h"
 
+#include <cstring>
+
 namespace cumo {
 
 namespace {
@@ -45,6 +47,15 @@ void addAttributes(Hasher &h, const Node *n) {
   default:
     break;
   }
+  if (isOpaque(n->op())) {
+    // Its attributes are part of its structure (an eps is not a kernel
+    // parameter of an opaque implementation).
+    uint64_t bits;
+    double d = n->scalar.asDouble();
+    std::memcpy(&bits, &d, sizeof bits);
+    h.add(uint64_t(n->scalar.kind));
+    h.add(bits);
+  }
   if (!n->hasExtra())
     return;
   const NodeExtra &e = n->extra();
@@ -65,6 +76,9 @@ void addAttributes(Hasher &h, const Node *n) {
   case OpCategory::Reduce:
     h.addAll(e.axes);
     h.add(e.keepdims);
+    return;
+  case OpCategory::Opaque:
+    h.addAll(e.axes);
     return;
   default:
     return;

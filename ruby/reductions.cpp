@@ -3,6 +3,7 @@
 // 0-dim array that stays on the device (a Ruby number in compatible mode).
 #include "ops/elementwise.h"
 #include "ops/reduction.h"
+#include "ops/scan.h"
 #include "ruby/compat.h"
 #include "ruby/convert.h"
 #include "ruby/ruby_api.h"
@@ -118,9 +119,33 @@ VALUE countFalseCpuMethod(int argc, VALUE *argv, VALUE self) {
 
 } // namespace
 
+namespace {
+
+/// cumsum and cumprod: along axis (positional or axis:), or over every
+/// element in row-major order, keeping the shape.
+template <OpKind Op> VALUE scanMethod(int argc, VALUE *argv, VALUE self) {
+  const char *name = opName(Op).data();
+  ArrayHandle &a = handleOf(self, name);
+  ReduceArgs args = parseReduceArgs(argc, argv, name);
+  if (args.axes.size() > 1)
+    rb_raise(rb_eArgError, "[%s] one axis at most, not %zu", name, args.axes.size());
+  std::optional<int64_t> axis;
+  if (!args.axes.empty())
+    axis = args.axes[0];
+  NodeRef n = guarded([&] {
+    releaseDeadHandles();
+    return scanOp(Op, a, axis);
+  });
+  return wrapNode(std::move(n));
+}
+
+} // namespace
+
 void initReductions() {
   using Fn = VALUE (*)(ANYARGS);
   rb_define_method(cNArray, "sum", Fn(reduceMethod<OpKind::Sum>), -1);
+  rb_define_method(cNArray, "cumsum", Fn(scanMethod<OpKind::CumSum>), -1);
+  rb_define_method(cNArray, "cumprod", Fn(scanMethod<OpKind::CumProd>), -1);
   rb_define_method(cNArray, "prod", Fn(reduceMethod<OpKind::Prod>), -1);
   rb_define_method(cNArray, "max", Fn(reduceMethod<OpKind::Max>), -1);
   rb_define_method(cNArray, "min", Fn(reduceMethod<OpKind::Min>), -1);

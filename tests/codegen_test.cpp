@@ -19,6 +19,7 @@
 #include "ops/indexing.h"
 #include "ops/math.h"
 #include "ops/reduction.h"
+#include "ops/scan.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -31,6 +32,7 @@
 #include <dirent.h>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <memory>
 #include <regex>
 #include <sys/stat.h>
@@ -213,6 +215,26 @@ Plan chainPlan(int64_t rows, int64_t cols, double s, OpKind op) {
   x.reset();
   y.reset();
   return planOf({root, cast, z->value()});
+}
+
+/// A scan of `shape`, read through a reversed view when `reversed`, fed
+/// by an elementwise producer (stored first: an opaque op reads buffers).
+Plan scanPlan(DType t, Shape shape, OpKind op, std::optional<int64_t> axis,
+              bool reversed = false) {
+  Handle a = wrap(input(t, shape, 9));
+  Handle twice = wrap(binary(OpKind::Add, *a, *a));
+  std::unique_ptr<ArrayHandle> view;
+  if (reversed) {
+    std::vector<IndexItem> items(shape.size(), IndexItem::all());
+    IndexItem rev;
+    rev.kind = IndexItem::Kind::Range;
+    rev.step = -1;
+    items.back() = rev;
+    view = std::make_unique<ArrayHandle>(
+        twice->storageRef(), indexLayout(twice->layout(), items, "[]"));
+  }
+  NodeRef n = scanOp(op, view ? *view : *twice, axis);
+  return planOf({n});
 }
 
 Plan dotPlan(int64_t n, DType t) {
@@ -697,6 +719,26 @@ TEST_CASE("a prepared kernel patches its last block as packing would write it") 
   }
 }
 
+TEST_CASE("scans are opaque kernels NVRTC compiles for every dtype") {
+  for (DType t : {DType::Int32, DType::Int64, DType::UInt8, DType::SFloat, DType::DFloat,
+                  DType::HFloat, DType::BFloat, DType::SComplex, DType::DComplex}) {
+    CAPTURE(nameOf(t));
+    for (OpKind op : {OpKind::CumSum, OpKind::CumProd}) {
+      Plan flat = scanPlan(t, {3, 4}, op, std::nullopt);
+      Plan along = scanPlan(t, {3, 4, 5}, op, int64_t(1), /*reversed=*/true);
+      for (const Plan *plan : {&flat, &along}) {
+        const Kernel &scan = plan->kernels.back();
+        CHECK(scan.kind == Kernel::Kind::Opaque);
+        CHECK(!compileOrFail(scan).empty());
+      }
+    }
+  }
+  // Sizes and strides are parameters: one source for every extent.
+  Plan small = scanPlan(DType::SFloat, {3, 4}, OpKind::CumSum, int64_t(0));
+  Plan large = scanPlan(DType::SFloat, {30, 41}, OpKind::CumSum, int64_t(0));
+  CHECK(kernelKey(small.kernels.back(), h200()) == kernelKey(large.kernels.back(), h200()));
+}
+
 TEST_CASE("the disk cache serves a new process and recompiles damaged entries") {
   char tmpl[] = "/tmp/cumo-codegen-cache-XXXXXX";
   REQUIRE(mkdtemp(tmpl) != nullptr);
@@ -1051,6 +1093,14 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
   SUBCASE("boxes") {
     compareWithCpu(boxesPlan(12, 1.5), 0);
     compareWithCpu(boxesPlan(1001, -2.0), 0);
+  }
+  SUBCASE("scans") {
+    for (DType t : {DType::Int32, DType::SFloat, DType::DFloat, DType::HFloat,
+                    DType::DComplex}) {
+      compareWithCpu(scanPlan(t, {7, 9}, OpKind::CumSum, std::nullopt), 0);
+      compareWithCpu(scanPlan(t, {5, 6, 7}, OpKind::CumSum, int64_t(2), true), 0);
+      compareWithCpu(scanPlan(t, {5, 6, 7}, OpKind::CumProd, int64_t(0)), 0);
+    }
   }
   SUBCASE("scatter") {
     compareWithCpu(scatterPlan(3, 4, 5), 0);

@@ -288,6 +288,8 @@ module DiffCases
       list["#{t} seq"] = -> { klass(t).new(7, 9).seq(1.5, 0.25) }
       list["#{t} chain"] = -> { a = input(t, 333, seed: 21); ((a * 2 + 1) / (a.abs + 1) - a) * a }
       list["#{t} dot"] = -> { input(t, 10_000, seed: 22).dot(input(t, 10_000, seed: 23)) }
+      # Scans run in the reference's order on both executors: exact.
+      list["#{t} scan"] = -> { [input(t, 7, 9, seed: 30).cumsum, input(t, 5, 6, 7, seed: 31)[true, true, (6..0).step(-1)].cumprod(axis: 2)] }
       list["#{t} stencil"] = lambda {
         v = input(t, 64, 48, seed: 24)
         ap = v * 4.0

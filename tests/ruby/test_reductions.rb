@@ -169,6 +169,24 @@ class TestReductions < Minitest::Test
     assert_equal false, Cumo.compatible_mode_enabled?
   end
 
+  # Numo 0.9.2.1's answers: no axis scans every element in row-major order
+  # and keeps the shape; an axis scans along it.
+  def test_cumsum_and_cumprod
+    a = Cumo::DFloat.new(2, 3).seq
+    assert_equal [[0, 1, 3], [6, 10, 15]], a.cumsum.to_a
+    assert_equal [[0, 1, 2], [3, 5, 7]], a.cumsum(axis: 0).to_a
+    assert_equal [[0, 0, 0], [3, 12, 60]], a.cumprod(1).to_a
+    assert_equal [1, 2, 6, 24, 120], (Cumo::Int32.new(5).seq + 1).cumprod.to_a
+    assert_instance_of Cumo::Int32, Cumo::Int32[1, 2].cumsum
+    # Through a reversed view, as it lies.
+    assert_equal [[2, 3, 3], [5, 9, 12]], a[true, (2..0).step(-1)].cumsum(axis: 1).to_a
+    # Half accumulates in single precision, as sum does.
+    assert_equal 3000.0, Float(Cumo::HFloat.new(3000).fill(1.0).cumsum[-1])
+    assert_raises(Cumo::NArray::DimensionError) { a.cumsum(axis: 2) }
+    assert_raises(NoMethodError) { Cumo::Bit[1, 0].cumsum }
+    assert_equal 1, Cumo.explain(a.cumsum).kernels.count { |k| k[:kind] == :scan }
+  end
+
   def test_compatible_mode_answers_ruby_numbers
     Cumo.enable_compatible_mode
     assert_equal 66, @i.sum

@@ -1,0 +1,27 @@
+#include "graph/opaque_call.h"
+
+namespace cumo {
+
+OpaqueCall opaqueCallOf(const Kernel &k, llvm::ArrayRef<void *> pointers) {
+  OpaqueCall call;
+  call.op = k.opaqueOp;
+  call.scalar = k.opaqueScalar;
+  call.ints = k.opaqueInts;
+  for (size_t i = 0; i < k.operandLoads.size(); ++i) {
+    const Load &l = k.loads[k.operandLoads[i]];
+    OpaqueOperand o;
+    o.data = pointers[l.buffer];
+    o.dtype = l.dtype;
+    o.shape = k.operandShapes[i];
+    o.strides = l.index.strides;
+    o.offset = l.index.offset;
+    call.operands.push_back(std::move(o));
+  }
+  const Store &s = k.stores[0];
+  call.out = static_cast<char *>(pointers[s.buffer]) + s.index.offset * sizeOf(s.dtype);
+  call.outDtype = s.dtype;
+  call.outShape = k.domain;
+  return call;
+}
+
+} // namespace cumo
