@@ -1,7 +1,6 @@
 #include "ops/scan.h"
 
 #include "core/error.h"
-#include "core/error.h"
 #include "ops/record.h"
 #include "ops/reference.h"
 
@@ -34,65 +33,74 @@ NodeRef scanOp(OpKind op, const ArrayHandle &a, std::optional<int64_t> axis) {
   return n;
 }
 
-void scanReference(const OpaqueCall &call) {
-  const OpaqueOperand &in = call.operands[0];
+namespace {
+
+/// Scans every line of `in` (each run along `axis`, or all elements in
+/// row-major order when `flat`) into the contiguous `out`, accumulating in
+/// A and storing each running value rounded to T.
+template <class T, class A>
+void scanLines(const OpaqueOperand &in, void *out, OpKind step, bool flat,
+               int64_t axis) {
   int64_t rank = int64_t(in.shape.size());
   int64_t n = numElements(in.shape);
+  const T *src = static_cast<const T *>(in.data);
+  T *dst = static_cast<T *>(out);
+  int64_t len = flat ? n : (rank ? in.shape[axis] : 1);
+  int64_t lines = len ? n / len : 0;
+  Strides outStrides = contiguousStrides(in.shape);
+  llvm::SmallVector<int64_t, 4> c(rank, 0);
+  for (int64_t line = 0; line < lines; ++line) {
+    // The coordinates of the line's first element.
+    int64_t rest = line;
+    for (int64_t d = rank; d-- > 0;) {
+      if (flat || d == axis) {
+        c[d] = 0;
+        continue;
+      }
+      c[d] = rest % in.shape[d];
+      rest /= in.shape[d];
+    }
+    A total = ref::reduceIdentity<A>(step);
+    for (int64_t i = 0; i < len; ++i) {
+      if (flat) {
+        int64_t r = i;
+        for (int64_t d = rank; d-- > 0;) {
+          c[d] = r % in.shape[d];
+          r /= in.shape[d];
+        }
+      } else {
+        c[axis] = i;
+      }
+      int64_t at = in.offset, outIndex = 0;
+      for (int64_t d = 0; d < rank; ++d) {
+        at += c[d] * in.strides[d];
+        outIndex += c[d] * outStrides[d];
+      }
+      total = ref::reduceStep(step, total, ref::convert<A>(src[at]));
+      dst[outIndex] = ref::convert<T>(total);
+    }
+  }
+}
+
+} // namespace
+
+void scanReference(const OpaqueCall &call) {
+  const OpaqueOperand &in = call.operands[0];
   bool flat = call.ints.empty();
   int64_t axis = flat ? -1 : call.ints[0];
-  DType acc = scanAccumulator(call.op, call.outDtype);
   OpKind step = call.op == OpKind::CumSum ? OpKind::Sum : OpKind::Prod;
-  size_t inSize = sizeOf(in.dtype), outSize = sizeOf(call.outDtype);
-  auto addressOf = [&](llvm::ArrayRef<int64_t> c) {
-    int64_t a = in.offset;
-    for (int64_t d = 0; d < rank; ++d)
-      a += c[d] * in.strides[d];
-    return a;
-  };
-  dispatchDType(in.dtype, [&]<DType I, class IT>() {
-    dispatchDType(acc, [&]<DType A, class AT>() {
-      dispatchDType(call.outDtype, [&]<DType O, class OT>() {
-        const char *src = static_cast<const char *>(in.data);
-        char *dst = static_cast<char *>(call.out);
-        // Lines: every element when flat, else each run along `axis`.
-        int64_t len = flat ? n : (rank ? in.shape[axis] : 1);
-        int64_t lines = len ? n / len : 0;
-        Strides outStrides = contiguousStrides(in.shape);
-        llvm::SmallVector<int64_t, 4> c(rank, 0);
-        for (int64_t line = 0; line < lines; ++line) {
-          // The coordinates of the line's first element.
-          int64_t rest = line;
-          for (int64_t d = rank; d-- > 0;) {
-            if (flat || d == axis) {
-              c[d] = 0;
-              continue;
-            }
-            c[d] = rest % in.shape[d];
-            rest /= in.shape[d];
-          }
-          AT total = ref::reduceIdentity<AT>(step);
-          for (int64_t i = 0; i < len; ++i) {
-            int64_t outIndex = 0;
-            if (flat) {
-              int64_t r = i;
-              for (int64_t d = rank; d-- > 0;) {
-                c[d] = r % in.shape[d];
-                r /= in.shape[d];
-              }
-            } else {
-              c[axis] = i;
-            }
-            for (int64_t d = 0; d < rank; ++d)
-              outIndex += c[d] * outStrides[d];
-            IT x;
-            std::memcpy(&x, src + addressOf(c) * inSize, inSize);
-            total = ref::reduceStep(step, total, ref::convert<AT>(x));
-            OT y = ref::convert<OT>(total);
-            std::memcpy(dst + outIndex * outSize, &y, outSize);
-          }
-        }
-      });
-    });
+  // A scan keeps its operand's class (scanOp records it so), and the
+  // accumulator follows from the class: one dispatch, not one per
+  // (input, accumulator, output) triple, which took minutes to compile.
+  if (in.dtype != call.outDtype)
+    throw Error(ErrorKind::Internal, "[scan] the result class differs from the operand's");
+  bool widen = scanAccumulator(call.op, call.outDtype) != call.outDtype;
+  dispatchDType(in.dtype, [&]<DType T, class C>() {
+    if constexpr (kIsNarrowFloatC<C>) {
+      if (widen)
+        return scanLines<C, float>(in, call.out, step, flat, axis);
+    }
+    scanLines<C, C>(in, call.out, step, flat, axis);
   });
 }
 
