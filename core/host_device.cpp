@@ -20,7 +20,14 @@ public:
 
 class HostDevice final : public Device {
 public:
-  HostDevice() : pool_(raw_) {}
+  HostDevice() : pool_(raw_) {
+    // The GPU the CPU executor plans against, and so folds its reductions
+    // like (fusion/reduce_order.h): an H200 unless told another SM count,
+    // so that a test can make the CPU reference fold like the GPU at hand.
+    if (const char *v = std::getenv("CUMO_MODEL_SM_COUNT"))
+      if (long n = std::strtol(v, nullptr, 10); n > 0 && n < 100000)
+        model_.smCount = int(n);
+  }
   bool isGpu() const override { return false; }
   const DeviceModel &model() const override { return model_; }
   MemoryPool &pool() override { return pool_; }

@@ -48,6 +48,8 @@ GenMode genMode(const Generator &g) {
                                         : GenMode::SeqInt;
 }
 
+} // namespace
+
 ReduceStrategy axisStrategy(const Kernel &k) {
   int64_t length = k.reduceLength();
   int64_t outputs = k.reduceOutputs();
@@ -62,6 +64,8 @@ ReduceStrategy axisStrategy(const Kernel &k) {
     return ReduceStrategy::Warp;
   return ReduceStrategy::Block;
 }
+
+namespace {
 
 [[noreturn]] void unsupported(const std::string &what) {
   throw Error(ErrorKind::Internal, "[cuda codegen] " + what);

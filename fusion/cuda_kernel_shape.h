@@ -152,6 +152,9 @@ struct KernelShape {
 /// generator cannot express).
 KernelShape analyzeKernel(const Kernel &k, const DeviceModel &model);
 
+/// How an AxisReduce kernel spreads its outputs over threads.
+ReduceStrategy axisStrategy(const Kernel &k);
+
 /// A 64-bit hash of every field of `s`.
 uint64_t hashShape(const KernelShape &s);
 

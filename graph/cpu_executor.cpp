@@ -1,12 +1,15 @@
 // The CPU reference executor: interprets a plan's kernels with plain loops,
 // a tile of elements at a time, calling the same element functions the
 // CUDA kernels are generated from. It is the reference every GPU result is
-// compared with, and the executor of machines without a GPU.
+// compared with, and the executor of machines without a GPU. Reductions
+// fold in the order the CUDA kernels fold (fusion/reduce_order.h), so on
+// the GPU it plans against the two executors agree bit for bit.
 #include "graph/executor.h"
 #include "graph/opaque_call.h"
 
 #include "core/error.h"
 #include "core/stats.h"
+#include "fusion/reduce_order.h"
 #include "ops/reference.h"
 
 #include <cstring>
@@ -51,11 +54,18 @@ void convertTile(DType from, const void *src, DType to, void *dst, int64_t n) {
 
 class KernelRun {
 public:
-  KernelRun(const Kernel &k, llvm::ArrayRef<Ref<Buffer>> buffers)
+  KernelRun(const Kernel &k, llvm::ArrayRef<Ref<Buffer>> buffers,
+            const DeviceModel &model)
       // Tiles are written before they are read: leave them uninitialized
       // (zeroing 2 KB a value dominated small kernels).
       : k_(k), buffers_(buffers), values_(new Tile[k.values.size()]),
-        coords_(k.bases.size()), pred_(k.bases.size()) {
+        coords_(k.bases.size()), pred_(k.bases.size()),
+        order_(reduceOrder(k, model)) {
+    switch (order_.kind) {
+    case ReduceOrder::Kind::Sequential: slots_ = 1; break;
+    case ReduceOrder::Kind::Lanes: slots_ = order_.lanes; break;
+    case ReduceOrder::Kind::Grid: slots_ = order_.blocks * order_.block; break;
+    }
     for (size_t b = 0; b < k.bases.size(); ++b) {
       int64_t rank = b == 0 ? int64_t(k.domain.size()) : k.bases[b].rank();
       coords_[b].assign(size_t(std::max<int64_t>(rank, 1)) * kTile, 0);
@@ -66,10 +76,10 @@ public:
   void run() {
     switch (k_.kind) {
     case Kernel::Kind::Elementwise:
-      initReductions(1);
+      initReductions(slots_);
       break;
     case Kernel::Kind::AxisReduce:
-      initReductions(k_.reduceOutputs());
+      initReductions(k_.reduceOutputs() * slots_);
       break;
     case Kernel::Kind::Scatter:
       break;
@@ -89,6 +99,7 @@ private:
 
   void runTile(int64_t start, int64_t lanes) {
     lanes_ = lanes;
+    start_ = start;
     // Domain coordinates of each lane, row-major.
     int64_t rank = k_.domain.size();
     for (int64_t l = 0; l < lanes; ++l) {
@@ -353,16 +364,21 @@ private:
     }
   }
 
-  int64_t outputIndex(int64_t l) {
+  /// The accumulator lane `l` of the tile folds into: its output's first
+  /// slot plus the thread of the CUDA kernel that folds it (ReduceOrder).
+  int64_t slotOf(int64_t l) {
+    if (order_.kind == ReduceOrder::Kind::Grid)
+      return (start_ + l) % slots_;
     if (k_.kind != Kernel::Kind::AxisReduce)
       return 0;
-    int64_t idx = 0;
+    int64_t out = 0, within = 0;
     for (size_t d = 0; d < k_.domain.size(); ++d) {
       if (llvm::is_contained(k_.reduceAxes, int32_t(d)))
-        continue;
-      idx = idx * k_.domain[d] + coords(0, d)[l];
+        within = within * k_.domain[d] + coords(0, d)[l];
+      else
+        out = out * k_.domain[d] + coords(0, d)[l];
     }
-    return idx;
+    return out * slots_ + within % slots_;
   }
 
   void accumulate(const Reduce &r) {
@@ -375,16 +391,43 @@ private:
       A *acc = reinterpret_cast<A *>(acc_[i].data());
       const A *x = converted.as<A>();
       for (int64_t l = 0; l < lanes_; ++l) {
-        int64_t o = outputIndex(l);
+        int64_t o = slotOf(l);
         acc[o] = ref::reduceStep(r.op, acc[o], x[l]);
       }
     });
+  }
+
+  /// Folds each output's slots into its first, in the CUDA kernel's tree.
+  template <class A> void foldSlots(const Reduce &r, A *acc, int64_t outputs) {
+    if (slots_ == 1)
+      return;
+    A identity = ref::reduceIdentity<A>(r.op);
+    auto op = [&](A a, A b) { return ref::reduceStep(r.op, a, b); };
+    for (int64_t o = 0; o < outputs; ++o) {
+      A *v = acc + o * slots_;
+      if (order_.kind == ReduceOrder::Kind::Lanes) {
+        v[0] = slots_ == 32 ? warpTree(v, op) : blockTree(v, slots_, identity, op);
+        acc[o] = v[0];
+        continue;
+      }
+      // Grid: each block's partial, then the last block's fold of them.
+      std::vector<A> partials(size_t(order_.blocks));
+      for (int64_t b = 0; b < order_.blocks; ++b)
+        partials[b] = blockTree(v + b * order_.block, order_.block, identity, op);
+      std::vector<A> last(size_t(order_.block), identity);
+      for (int64_t b = 0; b < order_.blocks; ++b)
+        last[b % order_.block] = op(last[b % order_.block], partials[b]);
+      acc[o] = blockTree(last.data(), order_.block, identity, op);
+    }
   }
 
   void finishReductions() {
     int64_t outputs = k_.kind == Kernel::Kind::AxisReduce ? k_.reduceOutputs() : 1;
     for (size_t i = 0; i < k_.reduces.size(); ++i) {
       const Reduce &r = k_.reduces[i];
+      dispatchDType(r.accumulator, [&]<DType D, class A>() {
+        foldSlots(r, reinterpret_cast<A *>(acc_[i].data()), outputs);
+      });
       if (r.op == OpKind::Mean) {
         dispatchDType(r.accumulator, [&]<DType D, class A>() {
           A *acc = reinterpret_cast<A *>(acc_[i].data());
@@ -403,7 +446,10 @@ private:
   std::vector<std::vector<int64_t>> coords_;
   std::vector<std::vector<uint8_t>> pred_;
   std::vector<std::vector<unsigned char>> acc_;
+  ReduceOrder order_;
+  int64_t slots_ = 1; ///< accumulators per output
   int64_t lanes_ = 0;
+  int64_t start_ = 0; ///< the tile's first flat index
 };
 
 class CpuExecutor final : public Executor {
@@ -424,7 +470,7 @@ public:
       if (k.kind == Kernel::Kind::Opaque)
         runOpaqueReference(opaqueCallOf(k, pointers));
       else
-        KernelRun(k, buffers).run();
+        KernelRun(k, buffers, device().model()).run();
       ++Stats::get().kernels_launched;
     }
   }

@@ -67,6 +67,7 @@ VALUE statsMethod(VALUE) {
     rb_hash_aset(h, sym("plan_ns"), ULL2NUM(p.planNs));
     rb_hash_aset(h, sym("execute_ns"), ULL2NUM(p.executeNs));
     rb_hash_aset(h, sym("wait_ns"), ULL2NUM(p.waitNs));
+    rb_hash_aset(h, sym("device_ns"), ULL2NUM(p.deviceNs));
   }
   return h;
 }
@@ -92,6 +93,18 @@ VALUE gpuMethod(VALUE) { return guarded([] { return Engine::get().gpu(); }) ? Qt
 VALUE deviceNameMethod(VALUE) {
   std::string name = guarded([] { return Engine::get().device().model().name; });
   return rb_utf8_str_new(name.data(), long(name.size()));
+}
+
+/// Cumo.device_model: what plans are made against, {name:, sm_count:,
+/// compute_capability: [major, minor]}.
+VALUE deviceModelMethod(VALUE) {
+  DeviceModel m = guarded([] { return Engine::get().device().model(); });
+  VALUE h = rb_hash_new();
+  rb_hash_aset(h, ID2SYM(rb_intern("name")), rb_utf8_str_new(m.name.data(), long(m.name.size())));
+  rb_hash_aset(h, ID2SYM(rb_intern("sm_count")), INT2NUM(m.smCount));
+  rb_hash_aset(h, ID2SYM(rb_intern("compute_capability")),
+               rb_ary_new_from_args(2, INT2NUM(m.ccMajor), INT2NUM(m.ccMinor)));
+  return h;
 }
 
 VALUE enableCompat(VALUE) {
@@ -164,6 +177,7 @@ void initCumoModule() {
   rb_define_module_function(mCumo, "sync", Fn(syncMethod), 0);
   rb_define_module_function(mCumo, "gpu?", Fn(gpuMethod), 0);
   rb_define_module_function(mCumo, "device_name", Fn(deviceNameMethod), 0);
+  rb_define_module_function(mCumo, "device_model", Fn(deviceModelMethod), 0);
   rb_define_module_function(mCumo, "enable_compatible_mode", Fn(enableCompat), 0);
   rb_define_module_function(mCumo, "disable_compatible_mode", Fn(disableCompat), 0);
   rb_define_module_function(mCumo, "compatible_mode_enabled?", Fn(compatEnabled), 0);

@@ -117,6 +117,21 @@ class TestReductions < Minitest::Test
 
   # ---- NaN -------------------------------------------------------------------
 
+  # Both executors fold a reduction in the order the CUDA kernels do
+  # (fusion/reduce_order.h). Added in row-major order, 1e8 + 1 rounds back
+  # to 1e8 and these sums would be 1.
+  def test_reductions_fold_in_the_kernels_tree
+    # A full reduction: thread i takes element i, and the warp tree adds
+    # lanes 0 and 2 (1e8 - 1e8) and lanes 1 and 3 (1 + 1) first.
+    assert_equal 2.0, Float(Cumo::SFloat[1e8, 1, -1e8, 1].sum)
+    # An axis of at most 32 elements: one thread per output, in order.
+    assert_equal 1.0, Float(Cumo::SFloat[[1e8, 1, -1e8, 1]].sum(axis: 1)[0])
+    # A longer axis: a warp per output, lane j takes elements j, j + 32 ...
+    row = [0.0] * 40
+    row[0], row[1], row[32], row[33] = 1e8, 1.0, -1e8, 1.0
+    assert_equal 2.0, Float(Cumo::SFloat[row].sum(axis: 1)[0])
+  end
+
   def test_max_and_min_skip_nan
     a = Cumo::DFloat[1, Float::NAN, 3]
     assert_equal 3.0, Float(a.max)
