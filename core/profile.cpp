@@ -2,10 +2,21 @@
 
 #include "core/env_flag.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace cumo {
 
+bool Profile::kernels() {
+  static const bool on = [] {
+    const char *v = std::getenv("CUMO_PROFILE");
+    return v && std::strcmp(v, "kernels") == 0;
+  }();
+  return on;
+}
+
 bool Profile::enabled() {
-  static const bool on = envFlag("CUMO_PROFILE", false);
+  static const bool on = kernels() || envFlag("CUMO_PROFILE", false);
   return on;
 }
 

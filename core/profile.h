@@ -14,7 +14,15 @@ struct Profile {
   uint64_t planNs = 0;    ///< flushes: collect, key, plan lookup, bind
   uint64_t executeNs = 0; ///< executors: pack, upload, launch (or run, on CPU)
   uint64_t waitNs = 0;    ///< reads and syncs waiting for the device
+  /// Device time of the plans launched (CUDA events around each graph
+  /// replay), harvested as they complete; complete after Cumo.sync.
+  uint64_t deviceNs = 0;
+  /// CUMO_PROFILE=1 (or any flag's yes) or CUMO_PROFILE=kernels.
   static bool enabled();
+  /// CUMO_PROFILE=kernels: also time every kernel (event nodes between
+  /// the graph's kernels, a wait after each replay) and print the table at
+  /// exit. Slower: for finding the kernel that takes the time.
+  static bool kernels();
   static Profile &get();
 };
 

@@ -164,6 +164,8 @@ struct Kernel {
   llvm::SmallVector<uint32_t, 2> operandLoads;
   /// The ops fused here, in recording order (for explain and dumps).
   llvm::SmallVector<const Node *, 8> nodes;
+  /// Their kinds, which a cached template keeps when it drops `nodes`.
+  llvm::SmallVector<OpKind, 8> ops;
   /// Why this kernel is separate from an earlier one, when fusion split.
   std::string why;
 

@@ -45,11 +45,17 @@ std::vector<KernelSummary> summarize(const Plan &plan) {
     s.why = k.why;
     // Every op the kernel computes, stored or inlined, in recording order;
     // views are free and constants are parameters, so neither is listed.
-    for (const Node *n : k.nodes) {
-      OpCategory c = opCategory(n->op());
-      if (c == OpCategory::View || n->op() == OpKind::Fill)
+    // (A cached template keeps only the kinds.)
+    llvm::SmallVector<OpKind, 8> kinds(k.ops.begin(), k.ops.end());
+    if (!k.nodes.empty()) {
+      kinds.clear();
+      for (const Node *n : k.nodes)
+        kinds.push_back(n->op());
+    }
+    for (OpKind op : kinds) {
+      if (opCategory(op) == OpCategory::View || op == OpKind::Fill)
         continue;
-      s.ops.push_back(std::string(opName(n->op())));
+      s.ops.push_back(std::string(opName(op)));
     }
     llvm::SmallVector<uint32_t, 8> reads, writes;
     for (const Load &l : k.loads)

@@ -176,7 +176,9 @@ void Engine::flush() {
     Schedule s = schedule(nodes, [&](const Node *n) {
       return n->flushEpoch == epoch && stored.test(n->flushPos);
     });
-    t = &planCache_.insert(key, lower(s), nodes, leaves);
+    Plan fresh = lower(s);
+    dumper_.dump(fresh, device().model()); // before the template drops its nodes
+    t = &planCache_.insert(key, std::move(fresh), nodes, leaves);
   }
   PlanCache::bind(*t, nodes);
 
@@ -228,6 +230,8 @@ void Engine::sync() {
     ProfileScope waiting(&Profile::waitNs);
     device().synchronize();
   }
+  if (Profile::enabled())
+    executor_->harvestProfile();
   ++Stats::get().host_syncs;
   raiseDeviceErrors();
 }

@@ -8,6 +8,7 @@
 #include "fusion/plan.h"
 #include "graph/executor.h"
 #include "graph/plan_cache.h"
+#include "graph/plan_dump.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -54,6 +55,7 @@ private:
 
   Executor *executor_ = nullptr;
   PlanCache planCache_;
+  PlanDumper dumper_;
   /// Integer divisions run since the error word was last read: the op and
   /// the line that recorded the first of them.
   bool checkDivision_ = false;

@@ -21,6 +21,9 @@ public:
   /// the executor provides them. Work may still be running on return; the
   /// device orders later reads after it.
   virtual void run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) = 0;
+  /// With CUMO_PROFILE: adds the device time of launches that completed to
+  /// Profile::deviceNs (after a synchronize, all of them).
+  virtual void harvestProfile() {}
 };
 
 /// The CPU reference executor.

@@ -195,6 +195,9 @@ PlanTemplate &PlanCache::insert(uint64_t key, Plan plan, llvm::ArrayRef<NodeRef>
       gens.push_back(positionOf(g.node));
       g.node = nullptr;
     }
+    k.ops.clear();
+    for (const Node *n : k.nodes)
+      k.ops.push_back(n->op());
     k.nodes.clear();
   }
   for (uint32_t i = 0; i < nodes.size() && t->firstIntegerDivision < 0; ++i) {

@@ -9,9 +9,11 @@
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/cuda_device.h"
 #include "core/host_hooks.h"
+#include "core/profile.h"
 #include "core/stats.h"
 #include "fusion/cuda_codegen.h"
 #include "graph/cuda/kernel_loader.h"
+#include "graph/cuda/launch_profiler.h"
 #include "graph/executor.h"
 
 #include "llvm/ADT/Hashing.h"
@@ -52,6 +54,10 @@ struct CachedPlan {
   bool eager = false; ///< the graph failed: launch kernel by kernel
   std::vector<char> lastUploaded;
   uint64_t lastUse = 0;
+  /// CUMO_PROFILE=kernels: the events the graph records around its
+  /// kernels, and each kernel's row of the table.
+  std::vector<cudaEvent_t> kernelEvents;
+  std::vector<LaunchProfiler::KernelRecord *> kernelRecords;
 
   ~CachedPlan() {
     if (exec)
@@ -77,6 +83,7 @@ public:
   const char *name() const override { return "cuda"; }
   Device &device() override { return *device_; }
   void run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) override;
+  void harvestProfile() override { profiler_.harvest(); }
 
 private:
   CachedPlan &lookup(const Plan &plan, llvm::ArrayRef<uint64_t> keys,
@@ -84,7 +91,7 @@ private:
                      llvm::ArrayRef<uint32_t> active, bool &hit);
   void layoutArena(CachedPlan &cp, const Plan &plan,
                    llvm::SmallVectorImpl<size_t> &tempOffsets);
-  void buildGraph(CachedPlan &cp);
+  void buildGraph(CachedPlan &cp, const Plan &plan);
   void updateLaunches(CachedPlan &cp, llvm::ArrayRef<LaunchConfig> launches);
   void upload(CachedPlan &cp, const llvm::SmallVectorImpl<char> &block);
   void launch(CachedPlan &cp);
@@ -106,6 +113,7 @@ private:
   bool warnedThrash_ = false;
   ParamSlot slots_[kParamSlots];
   size_t nextSlot_ = 0;
+  LaunchProfiler profiler_;
 };
 
 CachedPlan &CudaExecutor::lookup(const Plan &plan, llvm::ArrayRef<uint64_t> keys,
@@ -196,21 +204,45 @@ cudaKernelNodeParams CudaExecutor::nodeParams(const CachedPlan &cp, size_t i,
   return p;
 }
 
-void CudaExecutor::buildGraph(CachedPlan &cp) {
+void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
   cudaCheck(cudaGraphCreate(&cp.graph, 0), "cudaGraphCreate");
   cp.nodes.assign(cp.kernels.size(), nullptr);
+  bool timeKernels = Profile::kernels();
+  cudaGraphNode_t last = nullptr;
+  auto addEvent = [&](cudaEvent_t e) {
+    cudaGraphNode_t node;
+    cudaCheck(cudaGraphAddEventRecordNode(&node, cp.graph, last ? &last : nullptr,
+                                          last ? 1 : 0, e),
+              "cudaGraphAddEventRecordNode");
+    last = node;
+  };
+  if (timeKernels && cp.kernelEvents.empty()) {
+    for (size_t i = 0; i <= cp.kernels.size(); ++i)
+      cp.kernelEvents.push_back(profiler_.newEvent());
+    for (size_t i = 0; i < cp.kernels.size(); ++i) {
+      std::string ops;
+      for (OpKind op : plan.kernels[cp.planIndex[i]].ops)
+        if (opCategory(op) != OpCategory::View && op != OpKind::Fill)
+          ops += (ops.empty() ? "" : ",") + std::string(opName(op));
+      cp.kernelRecords.push_back(profiler_.record(cp.kernels[i]->entry, ops));
+    }
+  }
   for (size_t i = 0; i < cp.kernels.size(); ++i) {
+    if (timeKernels)
+      addEvent(cp.kernelEvents[i]);
     void *arg = nullptr;
     void *args[1] = {nullptr};
     cudaKernelNodeParams p = nodeParams(cp, i, &arg);
     args[0] = &arg;
     p.kernelParams = args;
     // A chain: each kernel waits for the one before it.
-    cudaGraphNode_t dep = i ? cp.nodes[i - 1] : nullptr;
-    cudaCheck(cudaGraphAddKernelNode(&cp.nodes[i], cp.graph, i ? &dep : nullptr,
-                                     i ? 1 : 0, &p),
+    cudaCheck(cudaGraphAddKernelNode(&cp.nodes[i], cp.graph, last ? &last : nullptr,
+                                     last ? 1 : 0, &p),
               "cudaGraphAddKernelNode");
+    last = cp.nodes[i];
   }
+  if (timeKernels)
+    addEvent(cp.kernelEvents.back());
   ++Stats::get().graphs_built;
   cudaError_t err = cudaGraphInstantiate(&cp.exec, cp.graph, 0);
   if (err != cudaSuccess) {
@@ -271,6 +303,9 @@ void CudaExecutor::upload(CachedPlan &cp, const llvm::SmallVectorImpl<char> &blo
 
 void CudaExecutor::launch(CachedPlan &cp) {
   cudaStream_t stream = device_->stream();
+  bool profiling = Profile::enabled();
+  if (profiling)
+    profiler_.begin(stream);
   if (!cp.eager) {
     cudaCheck(cudaGraphLaunch(cp.exec, stream), "cudaGraphLaunch");
     ++Stats::get().graph_replays;
@@ -285,6 +320,11 @@ void CudaExecutor::launch(CachedPlan &cp) {
     }
   }
   Stats::get().kernels_launched += cp.kernels.size();
+  if (profiling) {
+    profiler_.end(stream);
+    if (!cp.eager && !cp.kernelEvents.empty())
+      profiler_.addKernelTimes(cp.kernelEvents, cp.kernelRecords);
+  }
 }
 
 CudaExecutor::PreparedPlan &CudaExecutor::prepare(const Plan &plan) {
@@ -371,7 +411,7 @@ void CudaExecutor::run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) {
     }
   }
   if (!cp.exec && !cp.eager)
-    buildGraph(cp);
+    buildGraph(cp, plan);
   upload(cp, block);
   launch(cp);
 }
