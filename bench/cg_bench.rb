@@ -16,7 +16,7 @@ require_relative "lib/cg_solver"
 
 opts = { n: 512, iterations: 1000, dtype: "SFloat",
          variants: "device:never,device:20,device:1,float:20,float:never",
-         memory_iterations: 0, warmup: 30 }
+         memory_iterations: 0, warmup: 100 }
 OptionParser.new do |o|
   o.on("--n N", Integer) { |v| opts[:n] = v }
   o.on("--iterations N", Integer) { |v| opts[:iterations] = v }
@@ -64,7 +64,9 @@ opts[:variants].split(",").each do |variant|
     # launching them, and waiting for reads; the rest is recording.
     plan_us_per_iter: stats[:plan_ns] && (stats[:plan_ns] / 1e3 / done).round(3),
     execute_us_per_iter: stats[:execute_ns] && (stats[:execute_ns] / 1e3 / done).round(3),
-    wait_us_per_iter: stats[:wait_ns] && (stats[:wait_ns] / 1e3 / done).round(3)
+    wait_us_per_iter: stats[:wait_ns] && (stats[:wait_ns] / 1e3 / done).round(3),
+    # Device time of the replays (CUDA events around each launch).
+    device_us_per_iter: stats[:device_ns] && (stats[:device_ns] / 1e3 / done).round(3)
   )
   $stdout.flush
 end
