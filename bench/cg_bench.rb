@@ -16,7 +16,7 @@ require_relative "lib/cg_solver"
 
 opts = { n: 512, iterations: 1000, dtype: "SFloat",
          variants: "device:never,device:20,device:1,float:20,float:never",
-         memory_iterations: 0, warmup: 100 }
+         memory_iterations: 0, warmup: 100, write_b: nil }
 OptionParser.new do |o|
   o.on("--n N", Integer) { |v| opts[:n] = v }
   o.on("--iterations N", Integer) { |v| opts[:iterations] = v }
@@ -24,12 +24,17 @@ OptionParser.new do |o|
   o.on("--variants LIST") { |v| opts[:variants] = v }
   o.on("--memory-iterations N", Integer) { |v| opts[:memory_iterations] = v }
   o.on("--warmup N", Integer) { |v| opts[:warmup] = v }
+  # The problem's b as raw elements, for bench/peers/cg_peers.py --b-file.
+  o.on("--write-b PATH") { |v| opts[:write_b] = v }
 end.parse!(ARGV)
 
 dtype = Cumo.const_get(opts[:dtype])
+if opts[:write_b]
+  File.binwrite(opts[:write_b], CGSolver.problem(opts[:n], dtype)[0].to_binary)
+end
 now = -> { Process.clock_gettime(Process::CLOCK_MONOTONIC) }
 
-opts[:variants].split(",").each do |variant|
+opts[:variants].split(",").reject(&:empty?).each do |variant|
   scalars, check = variant.split(":")
   check_every = check == "never" ? 0 : Integer(check)
   b, x0 = CGSolver.problem(opts[:n], dtype)

@@ -20,7 +20,14 @@ import time
 import numpy as np
 
 
+B_FILE = None
+
+
 def make_b(n, dtype):
+    """b of the problem: the very array Cumo solved (--b-file, written by
+    cg_bench.rb --write-b), so residuals compare, or else uniform [0, 1)."""
+    if B_FILE:
+        return np.fromfile(B_FILE, dtype=dtype).reshape(n, n)
     return np.random.default_rng(0).random((n, n)).astype(dtype)
 
 
@@ -208,7 +215,10 @@ def main():
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     ap.add_argument("--chunk", type=int, default=50)
     ap.add_argument("--only", default="torch,cupy,jax")
+    ap.add_argument("--b-file", help="raw b (n*n elements of dtype) to solve")
     args = ap.parse_args()
+    global B_FILE
+    B_FILE = args.b_file
     runs = {"torch": torch_runs, "cupy": cupy_runs, "jax": jax_runs}
     for name in args.only.split(","):
         try:

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# bench/cg_device_run.sh [OUT_DIR]: the CG benchmark of the README, ours and
+# the peers' in one run on the GPU machine (issue 6): every variant of
+# bench/cg_bench.rb, bench/peers/cg_peers.py on the very same b, the Ruby
+# floor, DFloat and 2048x2048, and memory over 100,000 iterations; then
+# bench/cg_table.rb turns the JSON lines into the README's table.
+#
+#   . .device/on-device.sh && bench/cg_device_run.sh "$OUT"
+#
+# Writes OUT_DIR/cg.jsonl (every line) and OUT_DIR/cg_table.md.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+out=${1:-bench/out}
+mkdir -p "$out"
+log="$out/cg.jsonl"
+: > "$log"
+export PYTHONUNBUFFERED=1 CUMO_PROFILE=1
+b512="$out/b512.f32"
+b2048="$out/b2048.f32"
+b512d="$out/b512.f64"
+
+run() { "$@" 2>&1 | grep '^{' | tee -a "$log"; }
+
+run bin/run bench/cg_bench.rb --n 512 --iterations 2000 --write-b "$b512"
+run python3 bench/peers/cg_peers.py --n 512 --iterations 2000 --b-file "$b512"
+run bin/run bench/cg_bench.rb --n 512 --iterations 2000 --dtype DFloat \
+  --variants device:never,device:20 --write-b "$b512d"
+run python3 bench/peers/cg_peers.py --n 512 --iterations 2000 --dtype float64 \
+  --b-file "$b512d"
+run bin/run bench/cg_bench.rb --n 2048 --iterations 500 --variants device:never,device:20 \
+  --write-b "$b2048"
+run python3 bench/peers/cg_peers.py --n 2048 --iterations 500 --b-file "$b2048"
+run bin/run bench/ruby_floor.rb
+run bin/run bench/cg_bench.rb --n 512 --variants "" --memory-iterations 100000
+rm -f "$b512" "$b2048" "$b512d"
+bin/run bench/cg_table.rb "$log" > "$out/cg_table.md"
+cat "$out/cg_table.md"

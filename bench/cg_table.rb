@@ -1,0 +1,38 @@
+# bench/cg_table.rb FILE.jsonl: the README's CG table from the JSON lines of
+# bench/cg_device_run.sh (ours and the peers', one run), as Markdown.
+require "json"
+
+lines = ARGF.each_line.filter_map do |l|
+  JSON.parse(l, symbolize_names: true)
+rescue JSON::ParserError
+  nil
+end
+cg = lines.select { |l| l[:bench] == "cg" && !l[:error] }
+floor = lines.find { |l| l[:bench] == "ruby_floor" }
+memory = lines.find { |l| l[:bench] == "cg_memory" }
+device = cg.find { |l| l[:device] }&.dig(:device) || "?"
+
+fmt = ->(x, digits = 1) { x.nil? ? "" : format("%.#{digits}f", x) }
+groups = cg.group_by { |l| [l[:n], l[:dtype].to_s.sub("float32", "SFloat").sub("float64", "DFloat")] }
+groups.each do |(n, dtype), rows|
+  jax = rows.find { |r| r[:impl] == "jax_fori" }
+  torch_graph = rows.find { |r| r[:impl] == "torch_graph" }
+  puts "#{n}x#{n} #{dtype}, #{device}:"
+  puts
+  puts "| implementation | scalars | test | us/iter | x JAX fori | x torch graph | kernels/iter | device us/iter | host syncs | rel. residual |"
+  puts "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"
+  rows.each do |r|
+    test = r[:check_every].to_i.zero? ? "never" : "every #{r[:check_every]}"
+    ratio = ->(peer) { peer && r[:us_per_iter] ? fmt.(r[:us_per_iter] / peer[:us_per_iter], 2) : "" }
+    puts "| #{r[:impl]} | #{r[:scalars]} | #{test} | #{fmt.(r[:us_per_iter])} | #{ratio.(jax)} | " \
+         "#{ratio.(torch_graph)} | #{fmt.(r[:kernels_per_iter], 2)} | #{fmt.(r[:device_us_per_iter])} | " \
+         "#{r[:host_syncs]} | #{r[:relative_residual] && format('%.4e', r[:relative_residual])} |"
+  end
+  puts
+end
+puts "Ruby floor of the loop body (objects that only allocate): #{fmt.(floor[:us_per_iter], 2)} us/iter." if floor
+if memory
+  s = memory[:samples]
+  puts "Memory over #{memory[:iterations]} iterations (used / pool MB): " +
+       s.map { |x| "#{x[:iteration]}: #{fmt.(x[:used_bytes] / 1e6)} / #{fmt.(x[:total_bytes] / 1e6)}" }.join(", ") + "."
+end
