@@ -37,6 +37,8 @@ struct NodeExtra {
   /// The host line that recorded an op whose failure surfaces later (an
   /// integer division by zero), for the error raised at the next read.
   std::string recordedAt;
+  // Every view and update records one: recycled like nodes.
+  CUMO_FREE_LIST_ALLOCATED(NodeExtra)
 };
 
 class Node : public llvm::RefCountedBase<Node> {
