@@ -68,6 +68,9 @@ samples = [iterations / 4, iterations / 2, 3 * iterations / 4].uniq
     memory << [done, pool.used_bytes, pool.total_bytes]
   end
 end
+# The loop's own flushes (every one at the same phase of the loop) are all
+# launched by now; the final sync adds one partial segment.
+loop_stats = Cumo.stats
 Cumo.sync
 elapsed = Process.clock_gettime(Process::CLOCK_MONOTONIC) - start
 stats = Cumo.stats
@@ -79,9 +82,14 @@ residual = Math.sqrt(Float((r * r).sum)) / b_norm
 puts format("cg %dx%d %s on %s: %d iterations, relative residual %.6e",
             n, n, dtype.name.split("::").last, Cumo.device_name, done, residual)
 puts format("steady state (%d iterations after %d of warm-up): %.2f us per iteration, " \
-            "%.2f kernels per iteration, %d graph cache hits, %d misses, %d host syncs",
+            "%.2f kernels per iteration, %d host syncs",
             timed, warmup, elapsed * 1e6 / timed, stats[:kernels_launched].to_f / timed,
-            stats[:graph_cache_hits], stats[:graph_cache_misses], stats[:host_syncs])
+            stats[:host_syncs])
+puts format("graph cache: %d hits, %d misses in the loop's %d flushes; the final sync's " \
+            "partial flush: %s", loop_stats[:graph_cache_hits], loop_stats[:graph_cache_misses],
+            loop_stats[:plans_run],
+            !Cumo.gpu? ? "no graphs on the CPU executor" :
+            stats[:graph_cache_misses] > loop_stats[:graph_cache_misses] ? "a miss" : "a hit")
 puts "device memory (iteration, used bytes, pool bytes): " +
      memory.map { |i, u, t| "(#{i}, #{u}, #{t})" }.join(" ")
 puts "stats: #{stats}"
