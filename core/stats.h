@@ -23,7 +23,8 @@ namespace cumo {
   X(nodes_recorded)                                                            \
   X(budget_flushes)                                                            \
   X(plan_cache_hits)                                                           \
-  X(plan_cache_misses)
+  X(plan_cache_misses)                                                         \
+  X(stored_bytes)
 
 struct Stats {
 #define CUMO_STAT_FIELD(name) uint64_t name = 0;

@@ -99,10 +99,19 @@ Engine::Engine() {
     if (HostHooks::get().collectGarbage)
       HostHooks::get().collectGarbage();
   });
-  // A minor GC before each flush makes the temporaries a loop dropped known
-  // dead, so they are not stored: fewer bytes written, at the cost of the
-  // collection (which grows with the Ruby heap). Off by default.
-  gcBeforeFlush_ = envFlag("CUMO_GC_BEFORE_FLUSH", false);
+  // A minor GC before a flush makes the temporaries a loop dropped known
+  // dead, so they are not stored: the CG loop's kernels then write x, r,
+  // p and ap and nothing else (without it, every `p * alpha` whose wrapper
+  // the GC has not reached yet is written out too: four times the bytes,
+  // and a pool that grows to hundreds of megabytes). The collection costs
+  // a few microseconds with a small heap, more with a large one, so by
+  // default it runs only before the flushes a loop that never reads makes
+  // at its pending budget, where that cost is shared by the whole segment;
+  // a read flushes without one. CUMO_GC_BEFORE_FLUSH=on runs it before
+  // every flush, off never.
+  if (const char *v = std::getenv("CUMO_GC_BEFORE_FLUSH"); v && *v)
+    gcBeforeFlush_ = envFlag("CUMO_GC_BEFORE_FLUSH", false) ? GcBeforeFlush::Always
+                                                            : GcBeforeFlush::Never;
   // The pending budget: how many recorded nodes a loop that never reads
   // runs ahead before it flushes (at its next repeat).
   if (const char *v = std::getenv("CUMO_PENDING_NODES"))
@@ -110,7 +119,7 @@ Engine::Engine() {
       PendingList::get().limits().nodes = size_t(n);
   PendingList::get().setFlushHook([this] {
     ++Stats::get().budget_flushes;
-    flush();
+    flush(FlushCause::Budget);
   });
 }
 
@@ -145,11 +154,13 @@ uint64_t Engine::collectForFlush(llvm::SmallVectorImpl<NodeRef> &nodes) {
   return epoch;
 }
 
-void Engine::flush() {
+void Engine::flush(FlushCause cause) {
   if (flushing_)
     return;
   FlushGuard guard(flushing_);
-  if (gcBeforeFlush_ && HostHooks::get().collectYoungGarbage)
+  bool collect = gcBeforeFlush_ == GcBeforeFlush::Always ||
+                 (gcBeforeFlush_ == GcBeforeFlush::Budget && cause == FlushCause::Budget);
+  if (collect && HostHooks::get().collectYoungGarbage)
     HostHooks::get().collectYoungGarbage();
   releaseDead();
   PendingList &pending = PendingList::get();
@@ -189,8 +200,10 @@ void Engine::flush() {
     const PlanBuffer &b = plan.buffers[i];
     if (b.role == PlanBuffer::Role::Input)
       buffers[i] = leaves[t->bufferSource[i]]->buffer();
-    else if (b.role == PlanBuffer::Role::Output)
+    else if (b.role == PlanBuffer::Role::Output) {
       buffers[i] = pool.allocate(size_t(b.elements) * sizeOf(b.dtype));
+      Stats::get().stored_bytes += size_t(b.elements) * sizeOf(b.dtype);
+    }
   }
   if (t->firstIntegerDivision >= 0 && !checkDivision_) {
     const Node *n = nodes[t->firstIntegerDivision].get();

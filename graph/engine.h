@@ -29,8 +29,11 @@ public:
   /// Why there is no GPU executor, when there is none.
   const std::string &noGpuReason() const { return noGpuReason_; }
 
+  /// Why a flush runs: a read or sync needs values, or a loop that never
+  /// reads passed the pending budget.
+  enum class FlushCause : uint8_t { Read, Budget };
   /// Computes everything pending.
-  void flush();
+  void flush(FlushCause cause = FlushCause::Read);
   /// flush, then waits for the device.
   void sync();
   /// The plan a flush of `roots` would run now, without running anything.
@@ -51,7 +54,10 @@ private:
   /// (Node::flushPos); answers the flush's epoch.
   uint64_t collectForFlush(llvm::SmallVectorImpl<NodeRef> &nodes);
   uint64_t flushEpoch_ = 0;
-  bool gcBeforeFlush_ = false;
+  /// When a minor GC runs before a flush, so that temporaries whose
+  /// wrappers are unreachable are known dead and not stored.
+  enum class GcBeforeFlush : uint8_t { Never, Budget, Always };
+  GcBeforeFlush gcBeforeFlush_ = GcBeforeFlush::Budget;
 
   Executor *executor_ = nullptr;
   PlanCache planCache_;

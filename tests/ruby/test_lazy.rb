@@ -220,6 +220,38 @@ class TestLazy < Minitest::Test
     assert x.to_a.flatten.all?(&:finite?)
   end
 
+  # A loop that never reads flushes at its pending budget, after a minor GC:
+  # the temporaries of `x += p * alpha` are then known dead, so a flush
+  # stores only what Ruby still holds (x, r, p, the scalar) and keeps every
+  # other value in registers or the plan's own arena.
+  def test_budget_flushes_store_only_live_values
+    n = 64
+    v = Cumo::SFloat.new(n, n).rand
+    x = Cumo::SFloat.zeros(n, n)
+    r = v.dup
+    s = (r * r).sum
+    50.times do # settle
+      x += v * s
+      r -= laplacian(v) * s
+      s = (r * r).sum / 1e4
+    end
+    Cumo.sync
+    Cumo.reset_stats
+    400.times do
+      x += v * s
+      r -= laplacian(v) * s
+      s = (r * r).sum / 1e4
+    end
+    stats = Cumo.stats
+    assert_operator stats[:budget_flushes], :>=, 10, stats.inspect
+    # x, r and the temporaries of the expression being evaluated when the
+    # budget ran out (still on Ruby's stack): a few arrays per flush.
+    # Storing every temporary of the segment's ten iterations would be over
+    # a hundred (measured: 124 with CUMO_GC_BEFORE_FLUSH=off, 4 with it).
+    per_flush = stats[:stored_bytes].to_f / stats[:budget_flushes]
+    assert_operator per_flush, :<=, 8 * n * n * 4, stats.inspect
+  end
+
   private
 
   def assert_nested_in_delta(want, got, delta)
