@@ -23,8 +23,8 @@ DType reductionResultType(OpKind op, DType t) {
   }
 }
 
-NodeRef reduceOp(OpKind op, const ArrayHandle &a, llvm::ArrayRef<int64_t> axes,
-                 bool keepdims) {
+llvm::SmallVector<int64_t, 4> reductionAxes(std::string_view op, const ArrayHandle &a,
+                                            llvm::ArrayRef<int64_t> axes) {
   int64_t ndim = a.ndim();
   llvm::SmallVector<int64_t, 4> norm;
   if (axes.empty()) {
@@ -34,18 +34,24 @@ NodeRef reduceOp(OpKind op, const ArrayHandle &a, llvm::ArrayRef<int64_t> axes,
     for (int64_t ax : axes) {
       int64_t d = ax < 0 ? ax + ndim : ax;
       if (d < 0 || d >= ndim)
-        opError(ErrorKind::Dimension, opName(op),
+        opError(ErrorKind::Dimension, op,
                 "axis " + std::to_string(ax) + " is out of range for an array of " +
                     std::to_string(ndim) + " axes");
       if (llvm::is_contained(norm, d))
-        opError(ErrorKind::Argument, opName(op),
-                "axis " + std::to_string(ax) + " given twice");
+        opError(ErrorKind::Argument, op, "axis " + std::to_string(ax) + " given twice");
       norm.push_back(d);
     }
     std::sort(norm.begin(), norm.end());
   }
   if (a.size() == 0)
-    opError(ErrorKind::Shape, opName(op), "cannot reduce empty NArray");
+    opError(ErrorKind::Shape, op, "cannot reduce empty NArray");
+  return norm;
+}
+
+NodeRef reduceOp(OpKind op, const ArrayHandle &a, llvm::ArrayRef<int64_t> axes,
+                 bool keepdims) {
+  int64_t ndim = a.ndim();
+  llvm::SmallVector<int64_t, 4> norm = reductionAxes(opName(op), a, axes);
   if (a.dtype() == DType::Bit && op != OpKind::Sum && op != OpKind::Mean &&
       op != OpKind::Max && op != OpKind::Min)
     opError(ErrorKind::Type, opName(op), "not defined for Cumo::Bit");

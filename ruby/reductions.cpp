@@ -4,6 +4,7 @@
 #include "ops/elementwise.h"
 #include "ops/reduction.h"
 #include "ops/scan.h"
+#include "ops/statistics.h"
 #include "ruby/compat.h"
 #include "ruby/convert.h"
 #include "ruby/ruby_api.h"
@@ -75,6 +76,54 @@ template <OpKind Op> VALUE reduceMethod(int argc, VALUE *argv, VALUE self) {
   NodeRef n = guarded([&] {
     releaseDeadHandles();
     return reduceOp(Op, a, args.axes, args.keepdims);
+  });
+  return compatResult(wrapNode(std::move(n)));
+}
+
+template <Statistic S> VALUE statisticMethod(int argc, VALUE *argv, VALUE self) {
+  const char *name = S == Statistic::Var ? "var" : S == Statistic::Stddev ? "stddev" : "rms";
+  ArrayHandle &a = handleOf(self, name);
+  ReduceArgs args = parseReduceArgs(argc, argv, name);
+  NodeRef n = guarded([&] {
+    releaseDeadHandles();
+    return statisticOp(S, a, args.axes, args.keepdims);
+  });
+  return compatResult(wrapNode(std::move(n)));
+}
+
+VALUE ptpMethod(int argc, VALUE *argv, VALUE self) {
+  ArrayHandle &a = handleOf(self, "ptp");
+  ReduceArgs args = parseReduceArgs(argc, argv, "ptp");
+  NodeRef n = guarded([&] {
+    releaseDeadHandles();
+    return ptpOp(a, args.axes, args.keepdims);
+  });
+  return compatResult(wrapNode(std::move(n)));
+}
+
+/// minmax: [min, max], as Numo answers it.
+VALUE minmaxMethod(int argc, VALUE *argv, VALUE self) {
+  ArrayHandle &a = handleOf(self, "minmax");
+  ReduceArgs args = parseReduceArgs(argc, argv, "minmax");
+  auto [lo, hi] = guarded([&] {
+    releaseDeadHandles();
+    return minmaxOp(a, args.axes, args.keepdims);
+  });
+  VALUE min = compatResult(wrapNode(std::move(lo)));
+  VALUE max = compatResult(wrapNode(std::move(hi)));
+  return rb_assoc_new(min, max);
+}
+
+/// mulsum(other, *axes, axis:, keepdims:): the sum of self * other.
+VALUE mulsumMethod(int argc, VALUE *argv, VALUE self) {
+  if (argc < 1)
+    rb_raise(rb_eArgError, "[mulsum] wrong number of arguments (given 0, expected 1+)");
+  ArrayHandle &a = handleOf(self, "mulsum");
+  ArrayHandle &b = handleOf(argv[0], "mulsum");
+  ReduceArgs args = parseReduceArgs(argc - 1, argv + 1, "mulsum");
+  NodeRef n = guarded([&] {
+    releaseDeadHandles();
+    return mulsumOp(a, b, args.axes, args.keepdims);
   });
   return compatResult(wrapNode(std::move(n)));
 }
@@ -151,6 +200,12 @@ void initReductions() {
   rb_define_method(cNArray, "min", Fn(reduceMethod<OpKind::Min>), -1);
   rb_define_method(cNArray, "mean", Fn(reduceMethod<OpKind::Mean>), -1);
   rb_define_method(cNArray, "dot", Fn(dotMethod), 1);
+  rb_define_method(cNArray, "var", Fn(statisticMethod<Statistic::Var>), -1);
+  rb_define_method(cNArray, "stddev", Fn(statisticMethod<Statistic::Stddev>), -1);
+  rb_define_method(cNArray, "rms", Fn(statisticMethod<Statistic::Rms>), -1);
+  rb_define_method(cNArray, "ptp", Fn(ptpMethod), -1);
+  rb_define_method(cNArray, "minmax", Fn(minmaxMethod), -1);
+  rb_define_method(cNArray, "mulsum", Fn(mulsumMethod), -1);
   rb_define_method(cNArray, "count_true", Fn(countTrueMethod), -1);
   rb_define_method(cNArray, "count_false", Fn(countFalseMethod), -1);
   rb_define_method(cNArray, "count_true_cpu", Fn(countTrueCpuMethod), -1);

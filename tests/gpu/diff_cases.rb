@@ -206,6 +206,7 @@ module DiffCases
       list["#{t} mean axis"] = -> { [input(t, 64, 300, seed: 118).mean(axis: 1), input(t, 300, 64, seed: 119).sum(axis: 0)] }
       list["#{t} big axis sum"] = -> { input(t, 5, 200_000, seed: 120).sum(axis: 1) }
       list["#{t} ones sum"] = -> { [k.new(40_000).fill(1.0).sum, k.new(3, 40_000).fill(1.0).sum(axis: 1)] }
+      list["#{t} statistics"] = -> { a = input(t, 23, 300, seed: 125); [a.var(axis: 1), a.stddev, a.rms(axis: 1)] }
       list["#{t} prod max min"] = lambda {
         a = input(t, 23, 41, seed: 121) / 2 + 1
         [a.prod(axis: 1), a.max(axis: 0), a.min, a.max]
@@ -288,6 +289,11 @@ module DiffCases
       list["#{t} seq"] = -> { klass(t).new(7, 9).seq(1.5, 0.25) }
       list["#{t} chain"] = -> { a = input(t, 333, seed: 21); ((a * 2 + 1) / (a.abs + 1) - a) * a }
       list["#{t} dot"] = -> { input(t, 10_000, seed: 22).dot(input(t, 10_000, seed: 23)) }
+      # Statistics are reductions of elementwise work: exact too.
+      list["#{t} statistics"] = lambda {
+        a = input(t, 37, 301, seed: 32)
+        [a.var, a.stddev(axis: 1), a.rms(axis: 0), a.ptp(axis: 1), a.mulsum(a, axis: 1), *a.minmax]
+      }
       # Scans run in the reference's order on both executors: exact.
       list["#{t} scan"] = -> { [input(t, 7, 9, seed: 30).cumsum, input(t, 5, 6, 7, seed: 31)[true, true, (6..0).step(-1)].cumprod(axis: 2)] }
       list["#{t} stencil"] = lambda {

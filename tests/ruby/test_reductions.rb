@@ -132,6 +132,68 @@ class TestReductions < Minitest::Test
     assert_equal 2.0, Float(Cumo::SFloat[row].sum(axis: 1)[0])
   end
 
+  # var, stddev and rms as Numo defines them: var divides by n - 1.
+  def test_var_stddev_rms
+    x = Cumo::DFloat[[1, 2, 3, 4], [2, 4, 6, 9]]
+    assert_in_delta 46.875 / 7, Float(x.var), 1e-12
+    assert_equal Cumo::DFloat, x.var.class
+    assert_equal [0, 0], [x.var.ndim, x.stddev.ndim]
+    v = x.var(axis: 1).to_a
+    assert_in_delta 5.0 / 3, v[0], 1e-12
+    assert_in_delta 26.75 / 3, v[1], 1e-12
+    assert_in_delta Math.sqrt(5.0 / 3), x.stddev(axis: 1).to_a[0], 1e-12
+    assert_equal [2, 1], x.var(axis: 1, keepdims: true).shape
+    assert_in_delta Math.sqrt(30.0 / 4), x.rms(1).to_a[0], 1e-12
+    assert_in_delta Math.sqrt(167.0 / 8), Float(x.rms), 1e-12
+    assert_equal [2.0, 4.5], Cumo::DFloat[[1, 3], [2, 5]].var(axis: 1).to_a
+  end
+
+  def test_var_of_complex_answers_the_real_class
+    z = Cumo::DComplex[1 + 2i, 3 - 1i]
+    assert_equal Cumo::DFloat, z.var.class
+    assert_in_delta 6.5, Float(z.var), 1e-12
+    assert_in_delta Math.sqrt((5 + 10) / 2.0), Float(z.rms), 1e-12
+    assert_equal Cumo::SFloat, Cumo::SComplex[1i, 2].stddev.class
+  end
+
+  # The spec's Half Precision: the squares stay in the single-precision
+  # accumulator; the variance itself saturates, its square root does not.
+  def test_half_var_saturates_where_stddev_does_not
+    a = Cumo::HFloat[2000.0, -2000.0, 1000.0, -1000.0]
+    assert_equal Float::INFINITY, Float(a.var)
+    assert_equal 1826.0, Float(a.stddev)
+    assert_equal Cumo::HFloat, a.var.class
+  end
+
+  def test_ptp_minmax_mulsum
+    x = Cumo::Int32[[3, -1, 7], [2, 2, 0]]
+    assert_equal 8, Integer(x.ptp)
+    assert_equal Cumo::Int32, x.ptp.class
+    assert_equal [1, 3, 7], x.ptp(axis: 0).to_a
+    lo, hi = x.minmax
+    assert_equal [-1, 7], [Integer(lo), Integer(hi)]
+    lo, hi = x.minmax(axis: 1)
+    assert_equal [[-1, 0], [7, 2]], [lo.to_a, hi.to_a]
+    y = Cumo::DFloat[[1, 2, 3], [4, 5, 6]]
+    assert_equal 91.0, Float(y.mulsum(y))
+    assert_equal [14.0, 77.0], y.mulsum(y, axis: 1).to_a
+    assert_equal [5.0, 7.0, 9.0], y.mulsum(Cumo::DFloat[1], axis: 0).to_a
+  end
+
+  def test_statistics_check_their_arguments
+    e = assert_raises(NoMethodError) { Cumo::Int32[1, 2].var }
+    assert_match(/\[var\]/, e.message)
+    e = assert_raises(Cumo::NArray::DimensionError) { Cumo::DFloat[1, 2].stddev(axis: 1) }
+    assert_match(/\[stddev\] axis 1 is out of range/, e.message)
+    assert_raises(NoMethodError) { Cumo::DComplex[1].ptp }
+    assert_raises(NoMethodError) { Cumo::DComplex[1].minmax }
+    e = assert_raises(ArgumentError) { Cumo::DFloat[1].rms(bogus: 1) }
+    assert_match(/\[rms\] unknown keyword/, e.message)
+    e = assert_raises(Cumo::NArray::ShapeError) { Cumo::DFloat[1, 2].mulsum(Cumo::DFloat[1, 2, 3]) }
+    assert_match(/\[mulsum\] shapes \[2\] and \[3\] do not broadcast/, e.message)
+    assert_raises(TypeError) { Cumo::DFloat[1, 2].mulsum(3) }
+  end
+
   def test_max_and_min_skip_nan
     a = Cumo::DFloat[1, Float::NAN, 3]
     assert_equal 3.0, Float(a.max)

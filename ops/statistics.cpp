@@ -1,0 +1,128 @@
+#include "ops/statistics.h"
+
+#include "core/error.h"
+#include "ops/elementwise.h"
+#include "ops/reduction.h"
+
+#include <string>
+
+namespace cumo {
+
+namespace {
+
+const char *statisticName(Statistic s) {
+  switch (s) {
+  case Statistic::Var: return "var";
+  case Statistic::Stddev: return "stddev";
+  case Statistic::Rms: return "rms";
+  }
+  return "var";
+}
+
+/// How many elements each output of a reduction of `shape` over the
+/// (checked) `axes` folds.
+int64_t foldedCount(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> axes) {
+  int64_t n = 1;
+  for (int64_t d : axes)
+    n *= shape[d];
+  return n;
+}
+
+NodeRef binary(OpKind op, const NodeRef &a, const NodeRef &b) {
+  ArrayHandle ha(a), hb(b);
+  return binaryOp(op, Operand::of(ha), Operand::of(hb));
+}
+
+NodeRef withScalar(OpKind op, const NodeRef &a, double s) {
+  ArrayHandle ha(a);
+  return binaryOp(op, Operand::of(ha), Operand::of(Scalar::ofFloat(s)));
+}
+
+NodeRef unary(OpKind op, const NodeRef &a) {
+  ArrayHandle ha(a);
+  return unaryOp(op, ha);
+}
+
+NodeRef reduce(OpKind op, const NodeRef &a, llvm::ArrayRef<int64_t> axes, bool keepdims) {
+  ArrayHandle ha(a);
+  return reduceOp(op, ha, axes, keepdims);
+}
+
+/// |x|^2 in x's real class: x * x for a real x (exactly |x| * |x|), abs
+/// then the square for a complex one, as Numo's m_square(m_abs(x)).
+NodeRef absSquared(const NodeRef &x) {
+  if (!isComplex(x->dtype()))
+    return binary(OpKind::Mul, x, x);
+  NodeRef m = unary(OpKind::Abs, x);
+  return binary(OpKind::Mul, m, m);
+}
+
+} // namespace
+
+NodeRef statisticOp(Statistic which, const ArrayHandle &a, llvm::ArrayRef<int64_t> axes,
+                    bool keepdims) {
+  const char *name = statisticName(which);
+  DType t = a.dtype();
+  if (!isFloat(t) && !isComplex(t))
+    opError(ErrorKind::NoMethod, name,
+            "undefined for Cumo::" + std::string(nameOf(t)) + " (float and complex classes only)");
+  llvm::SmallVector<int64_t, 4> checked = reductionAxes(name, a, axes);
+  axes = checked;
+  // The class it computes in: single precision for the sixteen-bit floats.
+  DType work = isNarrowFloat(t) ? DType::SFloat : t;
+  ArrayHandle x(a.dtype() == work ? a.value() : castTo(a, work));
+  int64_t n = foldedCount(a.shape(), axes);
+  NodeRef total;
+  if (which == Statistic::Rms) {
+    total = reduce(OpKind::Sum, absSquared(x.value()), axes, keepdims);
+    total = withScalar(OpKind::Div, total, double(n));
+  } else {
+    NodeRef mean = reduce(OpKind::Mean, x.value(), axes, /*keepdims=*/true);
+    NodeRef dev = binary(OpKind::Sub, x.value(), mean);
+    total = reduce(OpKind::Sum, absSquared(dev), axes, keepdims);
+    total = withScalar(OpKind::Div, total, double(n - 1));
+  }
+  if (which != Statistic::Var)
+    total = unary(OpKind::Sqrt, total);
+  DType out = isComplex(t) ? realTypeOf(t) : t;
+  ArrayHandle result(total);
+  return result.dtype() == out ? total : castTo(result, out);
+}
+
+NodeRef ptpOp(const ArrayHandle &a, llvm::ArrayRef<int64_t> axes, bool keepdims) {
+  if (isComplex(a.dtype()))
+    opError(ErrorKind::NoMethod, "ptp",
+            "undefined for Cumo::" + std::string(nameOf(a.dtype())) +
+                ": complex values are not ordered");
+  if (a.dtype() == DType::Bit)
+    opError(ErrorKind::NoMethod, "ptp", "undefined for Cumo::Bit");
+  reductionAxes("ptp", a, axes);
+  auto [lo, hi] = minmaxOp(a, axes, keepdims);
+  return binary(OpKind::Sub, hi, lo);
+}
+
+std::pair<NodeRef, NodeRef> minmaxOp(const ArrayHandle &a, llvm::ArrayRef<int64_t> axes,
+                                     bool keepdims) {
+  if (isComplex(a.dtype()))
+    opError(ErrorKind::NoMethod, "minmax",
+            "undefined for Cumo::" + std::string(nameOf(a.dtype())) +
+                ": complex values are not ordered");
+  reductionAxes("minmax", a, axes);
+  return {reduceOp(OpKind::Min, a, axes, keepdims), reduceOp(OpKind::Max, a, axes, keepdims)};
+}
+
+NodeRef mulsumOp(const ArrayHandle &a, const ArrayHandle &b, llvm::ArrayRef<int64_t> axes,
+                 bool keepdims) {
+  if (a.dtype() == DType::Bit || b.dtype() == DType::Bit)
+    opError(ErrorKind::NoMethod, "mulsum", "undefined for Cumo::Bit");
+  if (!broadcastShapes(a.shape(), b.shape()))
+    opError(ErrorKind::Shape, "mulsum",
+            "shapes " + shapeToString(a.shape()) + " and " + shapeToString(b.shape()) +
+                " do not broadcast");
+  NodeRef prod = binaryOp(OpKind::Mul, Operand::of(a), Operand::of(b));
+  ArrayHandle p(prod);
+  reductionAxes("mulsum", p, axes);
+  return reduce(OpKind::Sum, prod, axes, keepdims);
+}
+
+} // namespace cumo

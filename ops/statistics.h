@@ -1,0 +1,38 @@
+// Statistics built from reductions, as Numo defines them
+// (numo/types/real_accum.h): var divides the sum of |x - mean|^2 by n - 1,
+// stddev is its square root, rms is sqrt(sum(|x|^2) / n), ptp is max - min,
+// minmax answers both, mulsum is the sum of a product. They are recorded as
+// the ops they are made of, so fusion folds them like any written-out
+// formula (var is two kernels: the mean, then the squared deviations).
+#pragma once
+
+#include "core/array.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <utility>
+
+namespace cumo {
+
+enum class Statistic : uint8_t { Var, Stddev, Rms };
+
+/// var, stddev or rms of `a` over `axes` (empty: all). Float and complex
+/// classes only (Numo has them for no other); the answer is the real class
+/// of `a`. HFloat and BFloat compute in single precision and round once
+/// (the spec's Half Precision: a variance past 65504 saturates, its square
+/// root does not).
+NodeRef statisticOp(Statistic which, const ArrayHandle &a,
+                    llvm::ArrayRef<int64_t> axes, bool keepdims);
+
+/// max - min over `axes`, in `a`'s class.
+NodeRef ptpOp(const ArrayHandle &a, llvm::ArrayRef<int64_t> axes, bool keepdims);
+
+/// (min, max) over `axes`.
+std::pair<NodeRef, NodeRef> minmaxOp(const ArrayHandle &a, llvm::ArrayRef<int64_t> axes,
+                                     bool keepdims);
+
+/// The sum of a * b (broadcast) over `axes`.
+NodeRef mulsumOp(const ArrayHandle &a, const ArrayHandle &b,
+                 llvm::ArrayRef<int64_t> axes, bool keepdims);
+
+} // namespace cumo
