@@ -9,6 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <string>
