@@ -103,15 +103,17 @@ Engine::Engine() {
   // dead, so they are not stored: the CG loop's kernels then write x, r,
   // p and ap and nothing else (without it, every `p * alpha` whose wrapper
   // the GC has not reached yet is written out too: four times the bytes,
-  // and a pool that grows to hundreds of megabytes). The collection costs
-  // a few microseconds with a small heap, more with a large one, so by
-  // default it runs only before the flushes a loop that never reads makes
-  // at its pending budget, where that cost is shared by the whole segment;
-  // a read flushes without one. CUMO_GC_BEFORE_FLUSH=on runs it before
-  // every flush, off never.
+  // and a pool that grows to hundreds of megabytes). It is off by default
+  // because a minor GC cannot free temporaries that were promoted to the
+  // old generation (a GC.start does that to everything alive), so the
+  // stored set keeps growing by a stray node now and then, and each growth
+  // is a new plan: on the H200, examples/cg.rb spent 2.4 ms an iteration
+  // compiling and instantiating them. CUMO_GC_BEFORE_FLUSH=budget collects
+  // before the flushes of a loop that never reads, on before every flush.
   if (const char *v = std::getenv("CUMO_GC_BEFORE_FLUSH"); v && *v)
-    gcBeforeFlush_ = envFlag("CUMO_GC_BEFORE_FLUSH", false) ? GcBeforeFlush::Always
-                                                            : GcBeforeFlush::Never;
+    gcBeforeFlush_ = std::strcmp(v, "budget") == 0 ? GcBeforeFlush::Budget
+                     : envFlag("CUMO_GC_BEFORE_FLUSH", false) ? GcBeforeFlush::Always
+                                                              : GcBeforeFlush::Never;
   // The pending budget: how many recorded nodes a loop that never reads
   // runs ahead before it flushes (at its next repeat).
   if (const char *v = std::getenv("CUMO_PENDING_NODES"))

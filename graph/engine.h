@@ -57,7 +57,7 @@ private:
   /// When a minor GC runs before a flush, so that temporaries whose
   /// wrappers are unreachable are known dead and not stored.
   enum class GcBeforeFlush : uint8_t { Never, Budget, Always };
-  GcBeforeFlush gcBeforeFlush_ = GcBeforeFlush::Budget;
+  GcBeforeFlush gcBeforeFlush_ = GcBeforeFlush::Never;
 
   Executor *executor_ = nullptr;
   PlanCache planCache_;

@@ -6,6 +6,8 @@
 # stay on the device, Cumo.stats and Cumo.reset_stats, Cumo.sync, the bound
 # on a loop that never reads, and a memory pool that stays flat.
 require "minitest/autorun"
+require "open3"
+require "rbconfig"
 require "cumo/narray"
 
 class TestLazy < Minitest::Test
@@ -220,36 +222,52 @@ class TestLazy < Minitest::Test
     assert x.to_a.flatten.all?(&:finite?)
   end
 
-  # A loop that never reads flushes at its pending budget, after a minor GC:
-  # the temporaries of `x += p * alpha` are then known dead, so a flush
-  # stores only what Ruby still holds (x, r, p, the scalar) and keeps every
-  # other value in registers or the plan's own arena.
-  def test_budget_flushes_store_only_live_values
-    n = 64
-    v = Cumo::SFloat.new(n, n).rand
-    x = Cumo::SFloat.zeros(n, n)
-    r = v.dup
-    s = (r * r).sum
-    50.times do # settle
-      x += v * s
-      r -= laplacian(v) * s
-      s = (r * r).sum / 1e4
+  # CUMO_GC_BEFORE_FLUSH=budget: a loop that never reads flushes at its
+  # pending budget after a minor GC, so the temporaries of `x += v * s` are
+  # known dead and a flush stores only what Ruby still holds; by default
+  # (off) every temporary whose wrapper the GC has not reached is stored.
+  def test_gc_before_budget_flushes_stores_only_live_values
+    script = <<~RUBY
+      require "cumo/narray"
+      def laplacian(v)
+        ap = v * 4.0
+        ap[1..-1, true] -= v[0..-2, true]
+        ap[0..-2, true] -= v[1..-1, true]
+        ap
+      end
+      n = 64
+      v = Cumo::SFloat.new(n, n).rand
+      x = Cumo::SFloat.zeros(n, n)
+      r = v.dup
+      s = (r * r).sum
+      run = lambda do |k|
+        k.times do
+          x += v * s
+          r -= laplacian(v) * s
+          s = (r * r).sum / 1e4
+        end
+      end
+      run.call(50)
+      Cumo.sync
+      Cumo.reset_stats
+      run.call(400)
+      st = Cumo.stats
+      print st[:budget_flushes], " ", st[:stored_bytes].to_f / st[:budget_flushes]
+    RUBY
+    per_flush = %w[budget off].to_h do |mode|
+      out, err, status = Open3.capture3({ "CUMO_GC_BEFORE_FLUSH" => mode }, RbConfig.ruby,
+                                        "-e", script)
+      assert status.success?, err
+      flushes, bytes = out.split.map(&:to_f)
+      assert_operator flushes, :>=, 10, out
+      [mode, bytes]
     end
-    Cumo.sync
-    Cumo.reset_stats
-    400.times do
-      x += v * s
-      r -= laplacian(v) * s
-      s = (r * r).sum / 1e4
-    end
-    stats = Cumo.stats
-    assert_operator stats[:budget_flushes], :>=, 10, stats.inspect
+    array = 64 * 64 * 4
     # x, r and the temporaries of the expression being evaluated when the
-    # budget ran out (still on Ruby's stack): a few arrays per flush.
-    # Storing every temporary of the segment's ten iterations would be over
-    # a hundred (measured: 124 with CUMO_GC_BEFORE_FLUSH=off, 4 with it).
-    per_flush = stats[:stored_bytes].to_f / stats[:budget_flushes]
-    assert_operator per_flush, :<=, 8 * n * n * 4, stats.inspect
+    # budget ran out (still on Ruby's stack): a few arrays per flush...
+    assert_operator per_flush["budget"], :<=, 8 * array, per_flush.inspect
+    # ...where storing every temporary of the segment is over a hundred.
+    assert_operator per_flush["off"], :>=, 50 * array, per_flush.inspect
   end
 
   private
