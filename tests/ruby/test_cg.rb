@@ -161,7 +161,7 @@ class TestCG < Minitest::Test
     assert_operator residual, :<, 1e-2
     assert_match(/\Asteady state \(\d+ iterations after \d+ of warm-up\): \d+\.\d\d us per iteration, \d+\.\d\d kernels per iteration, \d+ host syncs\n\z/,
                  lines[1])
-    assert_match(/\Agraph cache: \d+ hits, \d+ misses in the loop's \d+ flushes; the final sync's partial flush: (a hit|a miss|no graphs on the CPU executor)\n\z/,
+    assert_match(/\Aplan cache: \d+ hits, \d+ misses; graph cache: \d+ hits, \d+ misses, in the loop's \d+ flushes; the final sync's partial flush: (a hit|a miss|no graphs on the CPU executor)\n\z/,
                  lines[2])
     assert_match(/\Adevice memory \(iteration, used bytes, pool bytes\): (\(\d+, \d+, \d+\) ?)+\n\z/, lines[3])
     assert_match(/\Astats: \{.*kernels_launched.*\}\n\z/, lines[4])
