@@ -2,6 +2,7 @@
 // keepdims:), dot, count_true and count_false. A full reduction answers a
 // 0-dim array that stays on the device (a Ruby number in compatible mode).
 #include "ops/elementwise.h"
+#include "ops/index_reduction.h"
 #include "ops/reduction.h"
 #include "ops/scan.h"
 #include "ops/statistics.h"
@@ -87,6 +88,20 @@ template <Statistic S> VALUE statisticMethod(int argc, VALUE *argv, VALUE self) 
   NodeRef n = guarded([&] {
     releaseDeadHandles();
     return statisticOp(S, a, args.axes, args.keepdims);
+  });
+  return compatResult(wrapNode(std::move(n)));
+}
+
+template <IndexReduction R> VALUE indexReductionMethod(int argc, VALUE *argv, VALUE self) {
+  const char *name = R == IndexReduction::MaxIndex   ? "max_index"
+                     : R == IndexReduction::MinIndex ? "min_index"
+                     : R == IndexReduction::ArgMax   ? "argmax"
+                                                     : "argmin";
+  ArrayHandle &a = handleOf(self, name);
+  ReduceArgs args = parseReduceArgs(argc, argv, name);
+  NodeRef n = guarded([&] {
+    releaseDeadHandles();
+    return indexReductionOp(R, a, args.axes, args.keepdims);
   });
   return compatResult(wrapNode(std::move(n)));
 }
@@ -204,6 +219,10 @@ void initReductions() {
   rb_define_method(cNArray, "stddev", Fn(statisticMethod<Statistic::Stddev>), -1);
   rb_define_method(cNArray, "rms", Fn(statisticMethod<Statistic::Rms>), -1);
   rb_define_method(cNArray, "ptp", Fn(ptpMethod), -1);
+  rb_define_method(cNArray, "max_index", Fn(indexReductionMethod<IndexReduction::MaxIndex>), -1);
+  rb_define_method(cNArray, "min_index", Fn(indexReductionMethod<IndexReduction::MinIndex>), -1);
+  rb_define_method(cNArray, "argmax", Fn(indexReductionMethod<IndexReduction::ArgMax>), -1);
+  rb_define_method(cNArray, "argmin", Fn(indexReductionMethod<IndexReduction::ArgMin>), -1);
   rb_define_method(cNArray, "minmax", Fn(minmaxMethod), -1);
   rb_define_method(cNArray, "mulsum", Fn(mulsumMethod), -1);
   rb_define_method(cNArray, "count_true", Fn(countTrueMethod), -1);

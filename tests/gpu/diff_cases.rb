@@ -294,6 +294,11 @@ module DiffCases
         a = input(t, 37, 301, seed: 32)
         [a.var, a.stddev(axis: 1), a.rms(axis: 0), a.ptp(axis: 1), a.mulsum(a, axis: 1), *a.minmax]
       }
+      list["#{t} index reductions"] = lambda {
+        a = input(t, 37, 301, seed: 33)
+        a[3, 5..9] = Float::NAN
+        [a.max_index, a.min_index(axis: 1), a.argmax(axis: 0), a.argmin(axis: 1, keepdims: true)]
+      }
       # Scans run in the reference's order on both executors: exact.
       list["#{t} scan"] = -> { [input(t, 7, 9, seed: 30).cumsum, input(t, 5, 6, 7, seed: 31)[true, true, (6..0).step(-1)].cumprod(axis: 2)] }
       list["#{t} stencil"] = lambda {

@@ -194,6 +194,50 @@ class TestReductions < Minitest::Test
     assert_raises(TypeError) { Cumo::DFloat[1, 2].mulsum(3) }
   end
 
+  # Numo's own examples (its accum_index.c documentation).
+  def test_max_index_and_min_index_answer_flat_indices
+    a = Cumo::Int32[3, 4, 1, 2]
+    assert_equal 2, Integer(a.min_index)
+    assert_equal 1, Integer(a.max_index)
+    b = Cumo::Int32[[3, 4, 1], [2, 0, 5]]
+    assert_equal 4, Integer(b.min_index)
+    assert_equal [2, 4], b.min_index(axis: 1).to_a
+    assert_equal [3, 4, 2], b.min_index(axis: 0).to_a
+    assert_equal 5, Integer(b.max_index)
+    assert_equal [1, 5], b.max_index(axis: 1).to_a
+    assert_equal [0, 1, 5], b.max_index(axis: 0).to_a
+    assert_equal Cumo::Int32, b.max_index.class
+    assert_equal [[1], [5]], b.max_index(axis: 1, keepdims: true).to_a
+  end
+
+  def test_argmax_and_argmin_answer_indices_along_the_axis
+    b = Cumo::SFloat[[3, 4, 1], [2, 0, 5]]
+    assert_equal [1, 2], b.argmax(axis: 1).to_a
+    assert_equal [1, 1, 0], b.argmin(axis: 0).to_a
+    assert_equal 5, Integer(b.argmax)
+    # The first of equal extremes.
+    assert_equal 1, Integer(Cumo::DFloat[1, 5, 5, 2].argmax)
+    assert_equal [0, 0], Cumo::Int64[[7, 7], [1, 1]].argmin(axis: 1).to_a
+  end
+
+  # NaN is skipped; a row of nothing but NaN answers its first element.
+  def test_index_reductions_skip_nan
+    f = Cumo::DFloat[[Float::NAN, 2, 2], [Float::NAN, Float::NAN, Float::NAN]]
+    assert_equal [1, 3], f.max_index(axis: 1).to_a
+    assert_equal [1, 0], f.argmin(axis: 1).to_a
+    assert_equal 1, Integer(f.max_index)
+  end
+
+  def test_index_reductions_check_their_arguments
+    e = assert_raises(NoMethodError) { Cumo::DComplex[1].argmax }
+    assert_match(/\[argmax\] undefined for Cumo::DComplex/, e.message)
+    assert_raises(NoMethodError) { Cumo::Bit[1, 0].max_index }
+    e = assert_raises(Cumo::NArray::DimensionError) { Cumo::DFloat[1, 2].min_index(axis: 2) }
+    assert_match(/\[min_index\] axis 2 is out of range/, e.message)
+    e = assert_raises(Cumo::NArray::ShapeError) { Cumo::DFloat.new(0).argmin }
+    assert_match(/\[argmin\]/, e.message)
+  end
+
   def test_max_and_min_skip_nan
     a = Cumo::DFloat[1, Float::NAN, 3]
     assert_equal 3.0, Float(a.max)

@@ -1,0 +1,89 @@
+#include "ops/index_reduction.h"
+
+#include "core/error.h"
+#include "ops/creation.h"
+#include "ops/elementwise.h"
+#include "ops/reduction.h"
+
+#include <cstdint>
+#include <string>
+
+namespace cumo {
+
+namespace {
+
+const char *nameOf(IndexReduction r) {
+  switch (r) {
+  case IndexReduction::MaxIndex: return "max_index";
+  case IndexReduction::MinIndex: return "min_index";
+  case IndexReduction::ArgMax: return "argmax";
+  case IndexReduction::ArgMin: return "argmin";
+  }
+  return "max_index";
+}
+
+NodeRef binary(OpKind op, const NodeRef &a, const NodeRef &b) {
+  ArrayHandle ha(a), hb(b);
+  return binaryOp(op, Operand::of(ha), Operand::of(hb));
+}
+
+NodeRef withInt(OpKind op, const NodeRef &a, int64_t v) {
+  ArrayHandle ha(a);
+  return binaryOp(op, Operand::of(ha), Operand::of(Scalar::ofInt(v)));
+}
+
+NodeRef cast(const NodeRef &a, DType t) {
+  ArrayHandle ha(a);
+  return castTo(ha, t);
+}
+
+} // namespace
+
+NodeRef indexReductionOp(IndexReduction which, const ArrayHandle &a,
+                         llvm::ArrayRef<int64_t> axes, bool keepdims) {
+  const char *name = nameOf(which);
+  DType t = a.dtype();
+  if (isComplex(t) || t == DType::Bit)
+    opError(ErrorKind::NoMethod, name,
+            "undefined for Cumo::" + std::string(cumo::nameOf(t)) +
+                (isComplex(t) ? ": complex values are not ordered" : ""));
+  llvm::SmallVector<int64_t, 4> reduced = reductionAxes(name, a, axes);
+  bool isMax = which == IndexReduction::MaxIndex || which == IndexReduction::ArgMax;
+  bool flat = which == IndexReduction::MaxIndex || which == IndexReduction::MinIndex;
+
+  // Every candidate index: flat over the whole array, or row-major over the
+  // reduced axes only (a sequence of extent 1 along the kept axes, which
+  // broadcasts).
+  Shape idxShape(a.shape().begin(), a.shape().end());
+  if (!flat)
+    for (int64_t d = 0; d < a.ndim(); ++d)
+      if (!llvm::is_contained(reduced, d))
+        idxShape[d] = 1;
+  int64_t count = numElements(idxShape);
+  NodeRef index = seqNode(DType::Int64, idxShape, Scalar::ofInt(0), Scalar::ofInt(1));
+
+  NodeRef extreme =
+      reduceOp(isMax ? OpKind::Max : OpKind::Min, a, reduced, /*keepdims=*/true);
+  // hit: the element equals the extreme (never where the extreme is NaN,
+  // a row of nothing but NaN).
+  NodeRef hit = cast(binary(OpKind::Eq, a.value(), extreme), DType::Int64);
+  // index where hit, `count` (past every index) elsewhere; the least wins.
+  NodeRef candidate = binary(OpKind::Add, binary(OpKind::Mul, index, hit),
+                             withInt(OpKind::Mul, withInt(OpKind::Sub, hit, 1), -count));
+  ArrayHandle cand(candidate);
+  NodeRef least = reduceOp(OpKind::Min, cand, reduced, keepdims);
+  // No hit at all (nothing but NaN) answers the first element, as Numo's
+  // loop does: index 0 along the axes, or that element's flat index.
+  NodeRef none = cast(withInt(OpKind::Eq, least, count), DType::Int64);
+  NodeRef fallback = withInt(OpKind::Mul, none, -count);
+  if (flat) {
+    ArrayHandle all(index);
+    NodeRef first = reduceOp(OpKind::Min, all, reduced, keepdims);
+    fallback = binary(OpKind::Add, fallback, binary(OpKind::Mul, none, first));
+  }
+  NodeRef answer = binary(OpKind::Add, least, fallback);
+  DType out = numElements(a.shape()) <= int64_t(UINT32_MAX) ? DType::Int32 : DType::Int64;
+  return cast(answer, out);
+}
+
+} // namespace cumo
