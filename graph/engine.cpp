@@ -104,11 +104,11 @@ Engine::Engine() {
   // p and ap and nothing else (without it, every `p * alpha` whose wrapper
   // the GC has not reached yet is written out too: four times the bytes,
   // and a pool that grows to hundreds of megabytes). It is off by default
-  // because a minor GC cannot free temporaries that were promoted to the
-  // old generation (a GC.start does that to everything alive), so the
-  // stored set keeps growing by a stray node now and then, and each growth
-  // is a new plan: on the H200, examples/cg.rb spent 2.4 ms an iteration
-  // compiling and instantiating them. CUMO_GC_BEFORE_FLUSH=budget collects
+  // because with it the stored set still grew by a stray node now and then
+  // (our reading: a minor GC cannot free a temporary that was promoted to
+  // the old generation), and each growth is a new plan: on the H200,
+  // examples/cg.rb spent 2.4 ms an iteration compiling and instantiating
+  // them. CUMO_GC_BEFORE_FLUSH=budget collects
   // before the flushes of a loop that never reads, on before every flush.
   if (const char *v = std::getenv("CUMO_GC_BEFORE_FLUSH"); v && *v)
     gcBeforeFlush_ = std::strcmp(v, "budget") == 0 ? GcBeforeFlush::Budget
