@@ -1,18 +1,18 @@
 #include "ops/index_reduction.h"
 
 #include "core/error.h"
+#include "ops/compose.h"
 #include "ops/creation.h"
-#include "ops/elementwise.h"
-#include "ops/reduction.h"
+#include "ops/record.h"
 
 #include <cstdint>
 #include <string>
 
 namespace cumo {
 
-namespace {
+using namespace compose;
 
-const char *nameOf(IndexReduction r) {
+const char *indexReductionName(IndexReduction r) {
   switch (r) {
   case IndexReduction::MaxIndex: return "max_index";
   case IndexReduction::MinIndex: return "min_index";
@@ -22,30 +22,13 @@ const char *nameOf(IndexReduction r) {
   return "max_index";
 }
 
-NodeRef binary(OpKind op, const NodeRef &a, const NodeRef &b) {
-  ArrayHandle ha(a), hb(b);
-  return binaryOp(op, Operand::of(ha), Operand::of(hb));
-}
-
-NodeRef withInt(OpKind op, const NodeRef &a, int64_t v) {
-  ArrayHandle ha(a);
-  return binaryOp(op, Operand::of(ha), Operand::of(Scalar::ofInt(v)));
-}
-
-NodeRef cast(const NodeRef &a, DType t) {
-  ArrayHandle ha(a);
-  return castTo(ha, t);
-}
-
-} // namespace
-
 NodeRef indexReductionOp(IndexReduction which, const ArrayHandle &a,
                          llvm::ArrayRef<int64_t> axes, bool keepdims) {
-  const char *name = nameOf(which);
+  const char *name = indexReductionName(which);
   DType t = a.dtype();
   if (isComplex(t) || t == DType::Bit)
     opError(ErrorKind::NoMethod, name,
-            "undefined for Cumo::" + std::string(cumo::nameOf(t)) +
+            "undefined for Cumo::" + std::string(nameOf(t)) +
                 (isComplex(t) ? ": complex values are not ordered" : ""));
   llvm::SmallVector<int64_t, 4> reduced = reductionAxes(name, a, axes);
   bool isMax = which == IndexReduction::MaxIndex || which == IndexReduction::ArgMax;
@@ -66,24 +49,23 @@ NodeRef indexReductionOp(IndexReduction which, const ArrayHandle &a,
       reduceOp(isMax ? OpKind::Max : OpKind::Min, a, reduced, /*keepdims=*/true);
   // hit: the element equals the extreme (never where the extreme is NaN,
   // a row of nothing but NaN).
-  NodeRef hit = cast(binary(OpKind::Eq, a.value(), extreme), DType::Int64);
+  NodeRef hit = castNode(binary(OpKind::Eq, a.value(), extreme), DType::Int64);
   // index where hit, `count` (past every index) elsewhere; the least wins.
   NodeRef candidate = binary(OpKind::Add, binary(OpKind::Mul, index, hit),
-                             withInt(OpKind::Mul, withInt(OpKind::Sub, hit, 1), -count));
-  ArrayHandle cand(candidate);
-  NodeRef least = reduceOp(OpKind::Min, cand, reduced, keepdims);
+                             withScalar(OpKind::Mul, withScalar(OpKind::Sub, hit, Scalar::ofInt(1)),
+                                        Scalar::ofInt(-count)));
+  NodeRef least = reduce(OpKind::Min, candidate, reduced, keepdims);
   // No hit at all (nothing but NaN) answers the first element, as Numo's
   // loop does: index 0 along the axes, or that element's flat index.
-  NodeRef none = cast(withInt(OpKind::Eq, least, count), DType::Int64);
-  NodeRef fallback = withInt(OpKind::Mul, none, -count);
+  NodeRef none = castNode(withScalar(OpKind::Eq, least, Scalar::ofInt(count)), DType::Int64);
+  NodeRef fallback = withScalar(OpKind::Mul, none, Scalar::ofInt(-count));
   if (flat) {
-    ArrayHandle all(index);
-    NodeRef first = reduceOp(OpKind::Min, all, reduced, keepdims);
+    NodeRef first = reduce(OpKind::Min, index, reduced, keepdims);
     fallback = binary(OpKind::Add, fallback, binary(OpKind::Mul, none, first));
   }
   NodeRef answer = binary(OpKind::Add, least, fallback);
   DType out = numElements(a.shape()) <= int64_t(UINT32_MAX) ? DType::Int32 : DType::Int64;
-  return cast(answer, out);
+  return castNode(answer, out);
 }
 
 } // namespace cumo

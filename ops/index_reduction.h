@@ -16,6 +16,9 @@ namespace cumo {
 
 enum class IndexReduction : uint8_t { MaxIndex, MinIndex, ArgMax, ArgMin };
 
+/// The method name of `which` ("max_index" ...), for messages.
+const char *indexReductionName(IndexReduction which);
+
 /// The index reduction `which` of `a` over `axes` (empty: all). Answers
 /// Int32 when every index fits 32 bits, else Int64 (Numo's rule).
 NodeRef indexReductionOp(IndexReduction which, const ArrayHandle &a,

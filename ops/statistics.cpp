@@ -1,14 +1,14 @@
 #include "ops/statistics.h"
 
 #include "core/error.h"
-#include "ops/elementwise.h"
-#include "ops/reduction.h"
+#include "ops/compose.h"
+#include "ops/record.h"
 
 #include <string>
 
 namespace cumo {
 
-namespace {
+using namespace compose;
 
 const char *statisticName(Statistic s) {
   switch (s) {
@@ -19,6 +19,8 @@ const char *statisticName(Statistic s) {
   return "var";
 }
 
+namespace {
+
 /// How many elements each output of a reduction of `shape` over the
 /// (checked) `axes` folds.
 int64_t foldedCount(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> axes) {
@@ -26,26 +28,6 @@ int64_t foldedCount(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> axes)
   for (int64_t d : axes)
     n *= shape[d];
   return n;
-}
-
-NodeRef binary(OpKind op, const NodeRef &a, const NodeRef &b) {
-  ArrayHandle ha(a), hb(b);
-  return binaryOp(op, Operand::of(ha), Operand::of(hb));
-}
-
-NodeRef withScalar(OpKind op, const NodeRef &a, double s) {
-  ArrayHandle ha(a);
-  return binaryOp(op, Operand::of(ha), Operand::of(Scalar::ofFloat(s)));
-}
-
-NodeRef unary(OpKind op, const NodeRef &a) {
-  ArrayHandle ha(a);
-  return unaryOp(op, ha);
-}
-
-NodeRef reduce(OpKind op, const NodeRef &a, llvm::ArrayRef<int64_t> axes, bool keepdims) {
-  ArrayHandle ha(a);
-  return reduceOp(op, ha, axes, keepdims);
 }
 
 /// |x|^2 in x's real class: x * x for a real x (exactly |x| * |x|), abs
@@ -75,18 +57,16 @@ NodeRef statisticOp(Statistic which, const ArrayHandle &a, llvm::ArrayRef<int64_
   NodeRef total;
   if (which == Statistic::Rms) {
     total = reduce(OpKind::Sum, absSquared(x.value()), axes, keepdims);
-    total = withScalar(OpKind::Div, total, double(n));
+    total = withScalar(OpKind::Div, total, Scalar::ofFloat(double(n)));
   } else {
     NodeRef mean = reduce(OpKind::Mean, x.value(), axes, /*keepdims=*/true);
     NodeRef dev = binary(OpKind::Sub, x.value(), mean);
     total = reduce(OpKind::Sum, absSquared(dev), axes, keepdims);
-    total = withScalar(OpKind::Div, total, double(n - 1));
+    total = withScalar(OpKind::Div, total, Scalar::ofFloat(double(n - 1)));
   }
   if (which != Statistic::Var)
     total = unary(OpKind::Sqrt, total);
-  DType out = isComplex(t) ? realTypeOf(t) : t;
-  ArrayHandle result(total);
-  return result.dtype() == out ? total : castTo(result, out);
+  return castNode(total, isComplex(t) ? realTypeOf(t) : t);
 }
 
 NodeRef ptpOp(const ArrayHandle &a, llvm::ArrayRef<int64_t> axes, bool keepdims) {
@@ -97,8 +77,8 @@ NodeRef ptpOp(const ArrayHandle &a, llvm::ArrayRef<int64_t> axes, bool keepdims)
   if (a.dtype() == DType::Bit)
     opError(ErrorKind::NoMethod, "ptp", "undefined for Cumo::Bit");
   reductionAxes("ptp", a, axes);
-  auto [lo, hi] = minmaxOp(a, axes, keepdims);
-  return binary(OpKind::Sub, hi, lo);
+  return binary(OpKind::Sub, reduceOp(OpKind::Max, a, axes, keepdims),
+                reduceOp(OpKind::Min, a, axes, keepdims));
 }
 
 std::pair<NodeRef, NodeRef> minmaxOp(const ArrayHandle &a, llvm::ArrayRef<int64_t> axes,

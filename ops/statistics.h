@@ -16,6 +16,9 @@ namespace cumo {
 
 enum class Statistic : uint8_t { Var, Stddev, Rms };
 
+/// The method name of `which` ("var", "stddev", "rms"), for messages.
+const char *statisticName(Statistic which);
+
 /// var, stddev or rms of `a` over `axes` (empty: all). Float and complex
 /// classes only (Numo has them for no other); the answer is the real class
 /// of `a`. HFloat and BFloat compute in single precision and round once

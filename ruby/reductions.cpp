@@ -68,52 +68,50 @@ ReduceArgs parseReduceArgs(int argc, VALUE *argv, const char *op) {
   return args;
 }
 
+/// The body the reduction methods share: the axes and keepdims from argv,
+/// then `op(args)` under the engine lock; a 0-dim answer is a Ruby number
+/// in compatible mode.
+template <class F>
+VALUE reduceWith(int argc, VALUE *argv, const char *name, F op) {
+  ReduceArgs args = parseReduceArgs(argc, argv, name);
+  NodeRef n = guarded([&] {
+    releaseDeadHandles();
+    return op(args);
+  });
+  return compatResult(wrapNode(std::move(n)));
+}
+
 template <OpKind Op> VALUE reduceMethod(int argc, VALUE *argv, VALUE self) {
   const char *name = opName(Op).data();
   ArrayHandle &a = handleOf(self, name);
   if (a.dtype() == DType::Bit && Op != OpKind::Max && Op != OpKind::Min)
     rb_raise(rb_eNoMethodError, "[%s] undefined for Cumo::Bit; use count_true", name);
-  ReduceArgs args = parseReduceArgs(argc, argv, name);
-  NodeRef n = guarded([&] {
-    releaseDeadHandles();
+  return reduceWith(argc, argv, name, [&](const ReduceArgs &args) {
     return reduceOp(Op, a, args.axes, args.keepdims);
   });
-  return compatResult(wrapNode(std::move(n)));
 }
 
 template <Statistic S> VALUE statisticMethod(int argc, VALUE *argv, VALUE self) {
-  const char *name = S == Statistic::Var ? "var" : S == Statistic::Stddev ? "stddev" : "rms";
+  const char *name = statisticName(S);
   ArrayHandle &a = handleOf(self, name);
-  ReduceArgs args = parseReduceArgs(argc, argv, name);
-  NodeRef n = guarded([&] {
-    releaseDeadHandles();
+  return reduceWith(argc, argv, name, [&](const ReduceArgs &args) {
     return statisticOp(S, a, args.axes, args.keepdims);
   });
-  return compatResult(wrapNode(std::move(n)));
 }
 
 template <IndexReduction R> VALUE indexReductionMethod(int argc, VALUE *argv, VALUE self) {
-  const char *name = R == IndexReduction::MaxIndex   ? "max_index"
-                     : R == IndexReduction::MinIndex ? "min_index"
-                     : R == IndexReduction::ArgMax   ? "argmax"
-                                                     : "argmin";
+  const char *name = indexReductionName(R);
   ArrayHandle &a = handleOf(self, name);
-  ReduceArgs args = parseReduceArgs(argc, argv, name);
-  NodeRef n = guarded([&] {
-    releaseDeadHandles();
+  return reduceWith(argc, argv, name, [&](const ReduceArgs &args) {
     return indexReductionOp(R, a, args.axes, args.keepdims);
   });
-  return compatResult(wrapNode(std::move(n)));
 }
 
 VALUE ptpMethod(int argc, VALUE *argv, VALUE self) {
   ArrayHandle &a = handleOf(self, "ptp");
-  ReduceArgs args = parseReduceArgs(argc, argv, "ptp");
-  NodeRef n = guarded([&] {
-    releaseDeadHandles();
+  return reduceWith(argc, argv, "ptp", [&](const ReduceArgs &args) {
     return ptpOp(a, args.axes, args.keepdims);
   });
-  return compatResult(wrapNode(std::move(n)));
 }
 
 /// minmax: [min, max], as Numo answers it.
@@ -135,12 +133,9 @@ VALUE mulsumMethod(int argc, VALUE *argv, VALUE self) {
     rb_raise(rb_eArgError, "[mulsum] wrong number of arguments (given 0, expected 1+)");
   ArrayHandle &a = handleOf(self, "mulsum");
   ArrayHandle &b = handleOf(argv[0], "mulsum");
-  ReduceArgs args = parseReduceArgs(argc - 1, argv + 1, "mulsum");
-  NodeRef n = guarded([&] {
-    releaseDeadHandles();
+  return reduceWith(argc - 1, argv + 1, "mulsum", [&](const ReduceArgs &args) {
     return mulsumOp(a, b, args.axes, args.keepdims);
   });
-  return compatResult(wrapNode(std::move(n)));
 }
 
 VALUE dotMethod(VALUE self, VALUE other) {
