@@ -7,6 +7,7 @@
 #   bin/run bench/ruby_floor.rb [--iterations 200000]
 require "json"
 require "optparse"
+require_relative "lib/cg_solver" # the very laplacian cg_bench.rb records
 
 iterations = 200_000
 OptionParser.new { |o| o.on("--iterations N", Integer) { |v| iterations = v } }.parse!(ARGV)
@@ -31,21 +32,12 @@ class FloorArray
   end
 end
 
-def laplacian(v)
-  ap = v * 4.0
-  ap[1..-1, true] -= v[0..-2, true]
-  ap[0..-2, true] -= v[1..-1, true]
-  ap[true, 1..-1] -= v[true, 0..-2]
-  ap[true, 0..-2] -= v[true, 1..-1]
-  ap
-end
-
 x = FloorArray.new
 r = FloorArray.new
 p_dir = FloorArray.new
 rs_old = FloorArray.new
 loop_body = lambda do |_|
-  ap = laplacian(p_dir)
+  ap = CGSolver.laplacian(p_dir)
   alpha = rs_old / (p_dir * ap).sum
   x += p_dir * alpha
   r -= ap * alpha
