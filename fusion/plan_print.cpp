@@ -37,26 +37,28 @@ std::string kindOf(const Kernel &k) {
 
 } // namespace
 
+std::vector<std::string> kernelOpNames(const Kernel &k) {
+  // A cached template keeps only the kinds.
+  llvm::SmallVector<OpKind, 8> kinds(k.ops.begin(), k.ops.end());
+  if (!k.nodes.empty()) {
+    kinds.clear();
+    for (const Node *n : k.nodes)
+      kinds.push_back(n->op());
+  }
+  std::vector<std::string> names;
+  for (OpKind op : kinds)
+    if (opCategory(op) != OpCategory::View && op != OpKind::Fill)
+      names.push_back(std::string(opName(op)));
+  return names;
+}
+
 std::vector<KernelSummary> summarize(const Plan &plan) {
   std::vector<KernelSummary> out;
   for (const Kernel &k : plan.kernels) {
     KernelSummary s;
     s.kind = kindOf(k);
     s.why = k.why;
-    // Every op the kernel computes, stored or inlined, in recording order;
-    // views are free and constants are parameters, so neither is listed.
-    // (A cached template keeps only the kinds.)
-    llvm::SmallVector<OpKind, 8> kinds(k.ops.begin(), k.ops.end());
-    if (!k.nodes.empty()) {
-      kinds.clear();
-      for (const Node *n : k.nodes)
-        kinds.push_back(n->op());
-    }
-    for (OpKind op : kinds) {
-      if (opCategory(op) == OpCategory::View || op == OpKind::Fill)
-        continue;
-      s.ops.push_back(std::string(opName(op)));
-    }
+    s.ops = kernelOpNames(k);
     llvm::SmallVector<uint32_t, 8> reads, writes;
     for (const Load &l : k.loads)
       if (!llvm::is_contained(reads, l.buffer))

@@ -18,6 +18,10 @@ struct KernelSummary {
   std::string why;                 ///< why it is a kernel of its own
 };
 
+/// Every op kernel `k` computes, stored or inlined, in recording order;
+/// views are free and constants are parameters, so neither is listed.
+std::vector<std::string> kernelOpNames(const Kernel &k);
+
 std::vector<KernelSummary> summarize(const Plan &plan);
 std::string planToText(const Plan &plan);
 std::string planToDot(const Plan &plan);

@@ -203,8 +203,9 @@ void Engine::flush(FlushCause cause) {
     if (b.role == PlanBuffer::Role::Input)
       buffers[i] = leaves[t->bufferSource[i]]->buffer();
     else if (b.role == PlanBuffer::Role::Output) {
-      buffers[i] = pool.allocate(size_t(b.elements) * sizeOf(b.dtype));
-      Stats::get().stored_bytes += size_t(b.elements) * sizeOf(b.dtype);
+      size_t bytes = size_t(b.elements) * sizeOf(b.dtype);
+      buffers[i] = pool.allocate(bytes);
+      Stats::get().stored_bytes += bytes;
     }
   }
   if (t->firstIntegerDivision >= 0 && !checkDivision_) {

@@ -12,6 +12,7 @@
 #include "core/profile.h"
 #include "core/stats.h"
 #include "fusion/cuda_codegen.h"
+#include "fusion/plan_print.h"
 #include "graph/cuda/kernel_loader.h"
 #include "graph/cuda/launch_profiler.h"
 #include "graph/executor.h"
@@ -221,9 +222,8 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
       cp.kernelEvents.push_back(profiler_.newEvent());
     for (size_t i = 0; i < cp.kernels.size(); ++i) {
       std::string ops;
-      for (OpKind op : plan.kernels[cp.planIndex[i]].ops)
-        if (opCategory(op) != OpCategory::View && op != OpKind::Fill)
-          ops += (ops.empty() ? "" : ",") + std::string(opName(op));
+      for (const std::string &op : kernelOpNames(plan.kernels[cp.planIndex[i]]))
+        ops += (ops.empty() ? "" : ",") + op;
       cp.kernelRecords.push_back(profiler_.record(cp.kernels[i]->entry, ops));
     }
   }
