@@ -19,7 +19,7 @@ public:
   /// The budget past which the list looks for a cut point, and the hard
   /// limit at which it cuts wherever it is.
   struct Limits {
-    size_t nodes = 256;
+    size_t nodes = 1024;
     size_t bytes = size_t(1) << 30;
     size_t hardFactor = 4; ///< hard limit = nodes * hardFactor
     size_t window = 6;     ///< signatures compared at a cut point

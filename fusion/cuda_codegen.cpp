@@ -266,6 +266,9 @@ void emitElementBody(const KernelShape &s, std::string &os, int indent) {
     std::string name = "st" + std::to_string(i);
     // A store in a box writes where the box holds (each element once).
     std::string cond = st.index.basis != 0 ? pred(st.index.basis) : "";
+    // An optional output Ruby dropped before the plan ran has no memory.
+    if (st.optional)
+      cond += (cond.empty() ? "" : " && ") + std::string("P.") + name;
     for (int32_t a : st.zeroAxes)
       cond += (cond.empty() ? "" : " && ") + coord(0, a) + " == 0";
     std::string write =
@@ -313,9 +316,19 @@ void emitEntryHead(llvm::StringRef entry, std::string &os) {
         std::to_string(kBlockSize) + ", " + std::to_string(kMinBlocksPerSm) +
         ") " + entry.str() +
         "(const unsigned char *__restrict__ params) {\n";
-  // A copy: the stores below cannot alias it, so every field is read once.
-  line(os, 2, "const CumoParams P = *reinterpret_cast<const CumoParams *>"
-              "(params);");
+  // The block's threads copy the parameters into shared memory and read
+  // them from there. A copy in registers (a local `CumoParams P`) took a
+  // register or a spill slot per field: the CG stencil kernel spilled 380
+  // bytes a thread at 64 registers, local-memory traffic that made it
+  // several times slower than its loads and stores (ptxas -v, sm_90). From
+  // shared memory it needs 56 registers and spills nothing.
+  line(os, 2, "__shared__ CumoParams P_shared;");
+  line(os, 2, "for (unsigned int i = threadIdx.x; i < sizeof(CumoParams) / 8; "
+              "i += blockDim.x)");
+  line(os, 4, "reinterpret_cast<unsigned long long *>(&P_shared)[i] ="
+              " reinterpret_cast<const unsigned long long *>(params)[i];");
+  line(os, 2, "__syncthreads();");
+  line(os, 2, "const CumoParams &P = P_shared;");
 }
 
 void emitIndexDispatch(llvm::StringRef loop, const std::string &args,

@@ -180,6 +180,7 @@ KernelShape analyzeKernel(const Kernel &k, const DeviceModel &model) {
     ss.index = classify(st.index, k);
     checkIndex(ss.index);
     ss.zeroAxes.assign(st.zeroAxes.begin(), st.zeroAxes.end());
+    ss.optional = st.optional;
     for (int32_t a : ss.zeroAxes)
       if (a < 0 || a >= s.rank)
         unsupported("a store zero axis out of range");
@@ -297,6 +298,7 @@ uint64_t hashShape(const KernelShape &s) {
     h.add(uint64_t(st.dtype));
     addIndex(h, st.index);
     h.addAll(st.zeroAxes);
+    h.add(uint64_t(st.optional));
   }
   h.add(s.reduces.size());
   for (const ReduceShape &r : s.reduces) {

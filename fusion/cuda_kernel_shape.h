@@ -102,6 +102,7 @@ struct StoreShape {
   DType dtype = DType::DFloat;
   IndexShape index;
   llvm::SmallVector<int32_t, 4> zeroAxes;
+  bool optional = false; ///< Store::optional: a null pointer skips it
 };
 
 struct ReduceShape {

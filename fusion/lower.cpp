@@ -74,10 +74,32 @@ public:
         slot.why = "a slice value no other kernel computes";
         plan_.kernels.push_back(lowerKernel(slot));
       }
+    markOptionalOutputs();
     return std::move(plan_);
   }
 
 private:
+  /// An Output is optional when only plain stores touch it: no kernel of
+  /// the plan loads it, reduces into it or hands it to an opaque op.
+  void markOptionalOutputs() {
+    llvm::SmallVector<bool, 16> required(plan_.buffers.size(), false);
+    for (const Kernel &k : plan_.kernels) {
+      for (const Load &l : k.loads)
+        required[l.buffer] = true;
+      for (const Reduce &r : k.reduces)
+        required[r.buffer] = true;
+      if (k.kind == Kernel::Kind::Opaque)
+        for (const Store &st : k.stores)
+          required[st.buffer] = true;
+    }
+    for (size_t b = 0; b < plan_.buffers.size(); ++b)
+      plan_.buffers[b].optional =
+          plan_.buffers[b].role == PlanBuffer::Role::Output && !required[b];
+    for (Kernel &k : plan_.kernels)
+      for (Store &st : k.stores)
+        st.optional = plan_.buffers[st.buffer].optional;
+  }
+
   struct InstanceKey {
     const Node *node;
     int32_t basis;

@@ -34,9 +34,11 @@ struct PlanBuffer {
   DType dtype = DType::DFloat;
   int64_t elements = 0; ///< Output/Temp: how many to allocate
   NodeRef node;         ///< Input: whose buffer; Output: which node gets it
-  /// Output written in place into the buffer of this Input (an Update
-  /// whose base nobody else reads), or -1.
-  int32_t inPlaceOf = -1;
+  /// Output that no kernel of the plan reads back: it exists only for
+  /// Ruby. When the GC finds its wrapper dead by the time the plan runs,
+  /// the flush gives it no memory and its kernels skip the writes (their
+  /// stores of it are Store::optional).
+  bool optional = false;
 };
 
 /// The coordinates a value is computed at. Basis 0 is the kernel's domain.
@@ -121,6 +123,8 @@ struct Store {
   DType dtype = DType::DFloat;
   IndexExpr index;
   llvm::SmallVector<int32_t, 4> zeroAxes;
+  /// Its buffer is PlanBuffer::optional: a null pointer skips the write.
+  bool optional = false;
 };
 
 /// A reduction of a value. In an elementwise kernel it reduces the whole

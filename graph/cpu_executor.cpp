@@ -338,6 +338,8 @@ private:
   }
 
   void store(const Store &s) {
+    if (s.optional && !buffers_[s.buffer])
+      return; // an optional output nobody holds any more
     char *base = static_cast<char *>(buffers_[s.buffer]->data());
     size_t size = sizeOf(s.dtype);
     const Tile &t = values_[s.value];

@@ -99,21 +99,23 @@ Engine::Engine() {
     if (HostHooks::get().collectGarbage)
       HostHooks::get().collectGarbage();
   });
-  // A minor GC before a flush makes the temporaries a loop dropped known
-  // dead, so they are not stored: the CG loop's kernels then write x, r,
-  // p and ap and nothing else (without it, every `p * alpha` whose wrapper
-  // the GC has not reached yet is written out too: four times the bytes,
-  // and a pool that grows to hundreds of megabytes). It is off by default
-  // because with it the stored set still grew by a stray node now and then
-  // (our reading: a minor GC cannot free a temporary that was promoted to
-  // the old generation), and each growth is a new plan: on the H200,
-  // examples/cg.rb spent 2.4 ms an iteration compiling and instantiating
-  // them. CUMO_GC_BEFORE_FLUSH=budget collects
-  // before the flushes of a loop that never reads, on before every flush.
+  // Which temporaries a flush stores depends on when Ruby's GC last ran:
+  // a wrapper the GC has not reached yet keeps its node wrapped. The plan
+  // must not depend on that (StoredSets settles it), but the memory and
+  // the writes can: an output that no kernel reads back is optional, and
+  // a minor GC just before the plan runs tells which of them Ruby still
+  // holds. In the CG loop that drops `p * alpha`, the slice differences
+  // and the like, and the kernels write x, r, p and ap. The GC costs tens
+  // of microseconds, so by default it runs only when the optional outputs
+  // add up to CUMO_GC_MIN_BYTES (16 MiB) or more; CUMO_GC_BEFORE_FLUSH=on
+  // collects before every plan that has any, off never.
   if (const char *v = std::getenv("CUMO_GC_BEFORE_FLUSH"); v && *v)
-    gcBeforeFlush_ = std::strcmp(v, "budget") == 0 ? GcBeforeFlush::Budget
+    gcBeforeFlush_ = std::strcmp(v, "auto") == 0 ? GcBeforeFlush::Auto
                      : envFlag("CUMO_GC_BEFORE_FLUSH", false) ? GcBeforeFlush::Always
                                                               : GcBeforeFlush::Never;
+  if (const char *v = std::getenv("CUMO_GC_MIN_BYTES"))
+    if (long long n = std::strtoll(v, nullptr, 10); n >= 0)
+      gcMinOptionalBytes_ = size_t(n);
   // The pending budget: how many recorded nodes a loop that never reads
   // runs ahead before it flushes (at its next repeat).
   if (const char *v = std::getenv("CUMO_PENDING_NODES"))
@@ -121,7 +123,7 @@ Engine::Engine() {
       PendingList::get().limits().nodes = size_t(n);
   PendingList::get().setFlushHook([this] {
     ++Stats::get().budget_flushes;
-    flush(FlushCause::Budget);
+    flush();
   });
 }
 
@@ -156,14 +158,10 @@ uint64_t Engine::collectForFlush(llvm::SmallVectorImpl<NodeRef> &nodes) {
   return epoch;
 }
 
-void Engine::flush(FlushCause cause) {
+void Engine::flush() {
   if (flushing_)
     return;
   FlushGuard guard(flushing_);
-  bool collect = gcBeforeFlush_ == GcBeforeFlush::Always ||
-                 (gcBeforeFlush_ == GcBeforeFlush::Budget && cause == FlushCause::Budget);
-  if (collect && HostHooks::get().collectYoungGarbage)
-    HostHooks::get().collectYoungGarbage();
   releaseDead();
   PendingList &pending = PendingList::get();
   if (pending.empty())
@@ -196,6 +194,11 @@ void Engine::flush(FlushCause cause) {
   PlanCache::bind(*t, nodes);
 
   const Plan &plan = t->plan;
+  if (collectBefore(plan)) {
+    // The nodes are held by `nodes`: only their wrappers can go.
+    HostHooks::get().collectYoungGarbage();
+    releaseDead();
+  }
   llvm::SmallVector<Ref<Buffer>, 8> buffers(plan.buffers.size());
   MemoryPool &pool = device().pool();
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
@@ -203,9 +206,16 @@ void Engine::flush(FlushCause cause) {
     if (b.role == PlanBuffer::Role::Input)
       buffers[i] = leaves[t->bufferSource[i]]->buffer();
     else if (b.role == PlanBuffer::Role::Output) {
+      bool held = nodes[t->bufferSource[i]]->isWrapped();
+      if (b.optional && !held)
+        continue; // nobody can read it: no memory, and its writes skip
       size_t bytes = size_t(b.elements) * sizeOf(b.dtype);
       buffers[i] = pool.allocate(bytes);
-      Stats::get().stored_bytes += bytes;
+      // One Ruby dropped but a later kernel reads is a temporary of this
+      // plan: its buffer goes back to the pool with `buffers` (stream
+      // order keeps it until those kernels ran).
+      if (held)
+        Stats::get().stored_bytes += bytes;
     }
   }
   if (t->firstIntegerDivision >= 0 && !checkDivision_) {
@@ -221,10 +231,23 @@ void Engine::flush(FlushCause cause) {
   }
   for (auto [position, buffer] : t->stored) {
     Node *n = nodes[position].get();
-    n->materialize(buffers[buffer], Layout::contiguous(n->shape()));
+    if (buffers[buffer] && n->isWrapped())
+      n->materialize(buffers[buffer], Layout::contiguous(n->shape()));
   }
   pending.clearAfterFlush();
   ++Stats::get().plans_run;
+}
+
+bool Engine::collectBefore(const Plan &plan) const {
+  if (gcBeforeFlush_ == GcBeforeFlush::Never || !HostHooks::get().collectYoungGarbage)
+    return false;
+  size_t optional = 0;
+  for (const PlanBuffer &b : plan.buffers)
+    if (b.optional)
+      optional += size_t(b.elements) * sizeOf(b.dtype);
+  if (optional == 0)
+    return false;
+  return gcBeforeFlush_ == GcBeforeFlush::Always || optional >= gcMinOptionalBytes_;
 }
 
 void Engine::raiseDeviceErrors() {

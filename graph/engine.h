@@ -29,11 +29,8 @@ public:
   /// Why there is no GPU executor, when there is none.
   const std::string &noGpuReason() const { return noGpuReason_; }
 
-  /// Why a flush runs: a read or sync needs values, or a loop that never
-  /// reads passed the pending budget.
-  enum class FlushCause : uint8_t { Read, Budget };
   /// Computes everything pending.
-  void flush(FlushCause cause = FlushCause::Read);
+  void flush();
   /// flush, then waits for the device.
   void sync();
   /// The plan a flush of `roots` would run now, without running anything.
@@ -54,10 +51,15 @@ private:
   /// (Node::flushPos); answers the flush's epoch.
   uint64_t collectForFlush(llvm::SmallVectorImpl<NodeRef> &nodes);
   uint64_t flushEpoch_ = 0;
-  /// When a minor GC runs before a flush, so that temporaries whose
-  /// wrappers are unreachable are known dead and not stored.
-  enum class GcBeforeFlush : uint8_t { Never, Budget, Always };
-  GcBeforeFlush gcBeforeFlush_ = GcBeforeFlush::Never;
+  /// When a minor GC runs before a plan runs, so that the optional outputs
+  /// (PlanBuffer::optional) of temporaries whose wrappers are unreachable
+  /// get no memory and no writes: Auto when they add up to
+  /// gcMinOptionalBytes_ or more.
+  enum class GcBeforeFlush : uint8_t { Never, Auto, Always };
+  GcBeforeFlush gcBeforeFlush_ = GcBeforeFlush::Auto;
+  size_t gcMinOptionalBytes_ = size_t(16) << 20;
+  /// Whether this flush of `plan` should collect first.
+  bool collectBefore(const Plan &plan) const;
 
   Executor *executor_ = nullptr;
   PlanCache planCache_;

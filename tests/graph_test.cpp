@@ -673,12 +673,20 @@ TEST_CASE("the stored set of a structure only grows (StoredSets union rule)") {
   // First round: t is held, so stored.
   CHECK(round(true, t1) == want);
   CHECK(t1->isMaterialized());
-  // Second round: the same structure with t collected before the flush.
-  // The remembered set still stores it, so the plan does not change.
+  // Later rounds: the same structure with t dropped before the flush. The
+  // remembered set keeps t in the plan, so the plan does not change; t is
+  // an output nothing in the plan reads, so it gets no memory.
+  uint64_t hits = Stats::get().plan_cache_hits;
   CHECK(round(false, t2) == want);
-  CHECK(t2->isMaterialized());
+  CHECK_FALSE(t2->isMaterialized());
   CHECK(round(false, t3) == want);
-  CHECK(t3->isMaterialized());
+  CHECK_FALSE(t3->isMaterialized());
+  CHECK(Stats::get().plan_cache_hits == hits + 2);
+  // Held again: stored again, by the same plan.
+  NodeRef t4;
+  CHECK(round(true, t4) == want);
+  CHECK(t4->isMaterialized());
+  CHECK(Stats::get().plan_cache_hits == hits + 3);
 }
 
 TEST_CASE("a structure first flushed without a temporary stores it once it is live") {
@@ -699,9 +707,39 @@ TEST_CASE("a structure first flushed without a temporary stores it once it is li
   CHECK(t1->isPending());
   CHECK(round(true, t2) == values<int64_t>({100, 121, 144}));
   CHECK(t2->isMaterialized());
-  // The union stays: collected again, still stored.
+  // The union stays in the plan (a hit), and a t dropped again gets no
+  // memory.
+  uint64_t hits = Stats::get().plan_cache_hits;
   CHECK(round(false, t3) == values<int64_t>({100, 121, 144}));
-  CHECK(t3->isMaterialized());
+  CHECK_FALSE(t3->isMaterialized());
+  CHECK(Stats::get().plan_cache_hits == hits + 1);
+}
+
+TEST_CASE("an output a later kernel of its plan reads keeps its memory when dropped") {
+  NoBudgetFlush guard;
+  engine().flush();
+  H a = upload(DType::Int32, {4}, values<int>({1, 2, 3, 4}));
+  auto round = [&](bool holdT, NodeRef &tOut) {
+    // s = t.sum reduces t; w = t * s needs s, so a second kernel reads t
+    // back from memory.
+    H t = wrap(binaryOp(OpKind::Mul, op(*a), opInt(3)));
+    H s = wrap(reduceOp(OpKind::Sum, *t, {}, false));
+    H w = wrap(binaryOp(OpKind::Mul, op(*t), op(*s)));
+    tOut = t->value();
+    if (!holdT)
+      t.reset();
+    engine().flush();
+    return read<int>(*w);
+  };
+  NodeRef t1, t2;
+  CHECK(round(true, t1) == values<int>({90, 180, 270, 360}));
+  uint64_t hits = Stats::get().plan_cache_hits;
+  // Dropped: the same plan, and t's buffer is still there for the kernel
+  // that reads it (the answer), as a temporary of the plan: afterwards t
+  // holds no memory.
+  CHECK(round(false, t2) == values<int>({90, 180, 270, 360}));
+  CHECK(Stats::get().plan_cache_hits == hits + 1);
+  CHECK_FALSE(t2->isMaterialized());
 }
 
 TEST_CASE("budget flushes in the middle of recording keep every value right") {

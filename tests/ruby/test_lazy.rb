@@ -222,11 +222,12 @@ class TestLazy < Minitest::Test
     assert x.to_a.flatten.all?(&:finite?)
   end
 
-  # CUMO_GC_BEFORE_FLUSH=budget: a loop that never reads flushes at its
-  # pending budget after a minor GC, so the temporaries of `x += v * s` are
-  # known dead and a flush stores only what Ruby still holds; by default
-  # (off) every temporary whose wrapper the GC has not reached is stored.
-  def test_gc_before_budget_flushes_stores_only_live_values
+  # CUMO_GC_BEFORE_FLUSH=on: a minor GC just before each plan runs tells
+  # which outputs Ruby still holds, so the temporaries of `x += v * s` get
+  # no memory and no writes, and the plans stay the same flush after flush;
+  # off stores every temporary whose wrapper the GC has not reached. (The
+  # default, auto, collects only when the optional outputs reach 16 MiB.)
+  def test_gc_before_flush_stores_only_live_values_with_stable_plans
     script = <<~RUBY
       require "cumo/narray"
       def laplacian(v)
@@ -239,35 +240,41 @@ class TestLazy < Minitest::Test
       v = Cumo::SFloat.new(n, n).rand
       x = Cumo::SFloat.zeros(n, n)
       r = v.dup
-      s = (r * r).sum
+      s = (r * r).mean * 1e-3
       run = lambda do |k|
         k.times do
           x += v * s
           r -= laplacian(v) * s
-          s = (r * r).sum / 1e4
+          s = (r * r).mean * 1e-3 # small steps: the values stay finite
         end
       end
       run.call(50)
-      Cumo.sync
       Cumo.reset_stats
       run.call(400)
       st = Cumo.stats
-      print st[:budget_flushes], " ", st[:stored_bytes].to_f / st[:budget_flushes]
+      print st[:budget_flushes], " ", st[:stored_bytes].to_f / st[:budget_flushes], " ",
+            st[:plan_cache_misses], " ", Float(x.sum)
     RUBY
-    per_flush = %w[budget off].to_h do |mode|
+    results = %w[on off].to_h do |mode|
       out, err, status = Open3.capture3({ "CUMO_GC_BEFORE_FLUSH" => mode }, RbConfig.ruby,
                                         "-e", script)
       assert status.success?, err
-      flushes, bytes = out.split.map(&:to_f)
+      flushes, bytes, misses, total = out.split.map(&:to_f)
       assert_operator flushes, :>=, 10, out
-      [mode, bytes]
+      [mode, { bytes: bytes, misses: misses, total: total }]
     end
     array = 64 * 64 * 4
     # x, r and the temporaries of the expression being evaluated when the
     # budget ran out (still on Ruby's stack): a few arrays per flush...
-    assert_operator per_flush["budget"], :<=, 8 * array, per_flush.inspect
+    assert_operator results["on"][:bytes], :<=, 8 * array, results.inspect
     # ...where storing every temporary of the segment is over a hundred.
-    assert_operator per_flush["off"], :>=, 50 * array, per_flush.inspect
+    assert_operator results["off"][:bytes], :>=, 50 * array, results.inspect
+    # Which outputs get memory changes neither the plans (the misses are
+    # the first flushes' while the stored set settles) nor the answer.
+    assert_operator results["on"][:misses], :<=, results["off"][:misses], results.inspect
+    assert_operator results["on"][:misses], :<=, 4, results.inspect
+    assert results["on"][:total].finite? && results["on"][:total] > 0, results.inspect
+    assert_equal results["off"][:total], results["on"][:total]
   end
 
   private
