@@ -717,7 +717,7 @@ TEST_CASE("PendingList cuts a loop at the same phase every segment") {
   for (int period : {7, 11, 13, 25}) {
     CAPTURE(period);
     FakeFlusher flusher;
-    recordLoop(period, 4000 / period);
+    recordLoop(period, int(16 * budget) / period); // a dozen segments or more
     REQUIRE(flusher.segments.size() >= 5);
     size_t steady = flusher.segments[1];
     CHECK(steady % period == 0);

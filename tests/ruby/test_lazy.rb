@@ -256,7 +256,8 @@ class TestLazy < Minitest::Test
             st[:plan_cache_misses], " ", Float(x.sum)
     RUBY
     results = %w[on off].to_h do |mode|
-      out, err, status = Open3.capture3({ "CUMO_GC_BEFORE_FLUSH" => mode }, RbConfig.ruby,
+      out, err, status = Open3.capture3({ "CUMO_GC_BEFORE_FLUSH" => mode, "CUMO_PENDING_NODES" => "256" },
+                                        RbConfig.ruby,
                                         "-e", script)
       assert status.success?, err
       flushes, bytes, misses, total = out.split.map(&:to_f)
