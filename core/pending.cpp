@@ -1,5 +1,7 @@
 #include "core/pending.h"
 
+#include <algorithm>
+
 
 namespace cumo {
 
@@ -41,7 +43,21 @@ uint64_t PendingList::windowHash() const {
 }
 
 bool PendingList::spent(size_t factor) const {
-  return live_ >= limits_.nodes * factor || bytes_ >= limits_.bytes * factor;
+  return live_ >= budgetNodes() * factor || bytes_ >= limits_.bytes * factor;
+}
+
+size_t PendingList::budgetNodes() const {
+  return readChunk_ ? std::min(readChunk_, limits_.nodes) : limits_.nodes;
+}
+
+void PendingList::noteRead() {
+  // Reads every R nodes: flush every R / readChunks, so that by the next
+  // read all but the last chunk are computed or computing. Reads closer
+  // together than two chunks (a Ruby Float scalar read twice an
+  // iteration) gain nothing from splitting.
+  size_t chunk = sinceRead_ / std::max<size_t>(limits_.readChunks, 1);
+  readChunk_ = chunk >= limits_.minReadChunk ? chunk : 0;
+  sinceRead_ = 0;
 }
 
 void PendingList::add(Node *n) {
@@ -71,6 +87,11 @@ void PendingList::add(Node *n) {
       flushing_ = false;
     }
   }
+  // Reads stopped (twice the read period without one): the plain budget.
+  if (readChunk_ && ++sinceRead_ > 2 * readChunk_ * limits_.readChunks)
+    readChunk_ = 0;
+  else if (!readChunk_)
+    ++sinceRead_;
   n->serial = nextSerial_++;
   n->pendingIndex = uint32_t(nodes_.size());
   nodes_.push_back(n);

@@ -23,6 +23,11 @@ public:
     size_t bytes = size_t(1) << 30;
     size_t hardFactor = 4; ///< hard limit = nodes * hardFactor
     size_t window = 6;     ///< signatures compared at a cut point
+    /// A loop that reads every R recorded nodes flushes in chunks of
+    /// R / readChunks (at least minReadChunk), so the device computes
+    /// while the host records and the read waits only for the last chunk.
+    size_t readChunks = 4;
+    size_t minReadChunk = 64;
   };
 
   static PendingList &get();
@@ -37,6 +42,11 @@ public:
   void collect(llvm::SmallVectorImpl<NodeRef> &out) const;
   /// Called after a flush computed everything: starts a new segment.
   void clearAfterFlush();
+  /// The host is about to read (a flush that waits follows): the nodes
+  /// recorded since the last read give the loop's read period.
+  void noteRead();
+  /// The budget in nodes now: Limits::nodes, or a read period's chunk.
+  size_t budgetNodes() const;
 
   size_t liveCount() const { return live_; }
   size_t liveBytes() const { return bytes_; }
@@ -68,6 +78,8 @@ private:
   bool haveSegmentStart_ = false;
   bool reanchored_ = false; ///< this segment already took a new phase
   bool flushing_ = false;
+  size_t sinceRead_ = 0;  ///< nodes recorded since the last read
+  size_t readChunk_ = 0;  ///< the chunk budget of a reading loop, or 0
   Limits limits_;
   std::function<void()> flush_;
 };

@@ -53,13 +53,15 @@ private:
   uint64_t flushEpoch_ = 0;
   /// When a minor GC runs before a plan runs, so that the optional outputs
   /// (PlanBuffer::optional) of temporaries whose wrappers are unreachable
-  /// get no memory and no writes: Auto when they add up to
-  /// gcMinOptionalBytes_ or more.
+  /// get no memory and no writes: Auto once the optional outputs of the
+  /// plans since the last such GC, this one included, reach
+  /// gcMinOptionalBytes_.
   enum class GcBeforeFlush : uint8_t { Never, Auto, Always };
   GcBeforeFlush gcBeforeFlush_ = GcBeforeFlush::Auto;
-  size_t gcMinOptionalBytes_ = size_t(16) << 20;
+  size_t gcMinOptionalBytes_ = size_t(64) << 20;
+  size_t optionalSinceGc_ = 0;
   /// Whether this flush of `plan` should collect first.
-  bool collectBefore(const Plan &plan) const;
+  bool collectBefore(const Plan &plan);
 
   Executor *executor_ = nullptr;
   PlanCache planCache_;

@@ -734,6 +734,64 @@ TEST_CASE("PendingList cuts a loop at the same phase every segment") {
   }
 }
 
+TEST_CASE("PendingList splits the segment of a loop that reads into chunks") {
+  // A loop of period 13 that reads every 20 iterations (260 nodes): the
+  // budget becomes a quarter of that, so three chunks go to the device
+  // while the host records and the read flushes the fourth.
+  FakeFlusher flusher;
+  PendingList &pending = PendingList::get();
+  const int period = 13;
+  auto readFlush = [&] {
+    pending.noteRead();
+    llvm::SmallVector<NodeRef, 128> nodes;
+    pending.collect(nodes);
+    for (const NodeRef &n : nodes)
+      n->materialize(Ref<Buffer>(), Layout::contiguous(n->shape()));
+    pending.clearAfterFlush();
+  };
+  NodeRef prev = record(OpKind::Fill, DType::DFloat, {8});
+  NodeRef iterStart = prev;
+  auto iteration = [&] {
+    NodeRef start = record(OpKind::Add, DType::DFloat, {8}, {prev, iterStart});
+    prev = start;
+    for (int j = 1; j < period; ++j)
+      prev = record(OpKind::Add, DType::DFloat, {8}, {prev, start});
+    iterStart = start;
+  };
+  std::vector<size_t> betweenReads;
+  for (int read = 0; read < 12; ++read) {
+    size_t before = flusher.segments.size();
+    for (int it = 0; it < 20; ++it)
+      iteration();
+    betweenReads.push_back(flusher.segments.size() - before);
+    readFlush();
+  }
+  CAPTURE(betweenReads);
+  CAPTURE(flusher.segments);
+  // The first reads set the period; from then on, three budget flushes
+  // between reads, each a whole number of iterations.
+  for (size_t r = 3; r < betweenReads.size(); ++r)
+    CHECK(betweenReads[r] == 3);
+  for (size_t i = flusher.segments.size() - 9; i < flusher.segments.size(); ++i) {
+    CHECK(flusher.segments[i] % period == 0);
+    CHECK(flusher.segments[i] >= 260 / 4);
+  }
+  // Reads stop: back to the plain budget.
+  size_t before = flusher.segments.size();
+  for (int it = 0; it < 400; ++it)
+    iteration();
+  REQUIRE(flusher.segments.size() > before + 2);
+  CHECK(flusher.segments.back() >= PendingList::Limits().nodes);
+  CHECK(pending.budgetNodes() == PendingList::Limits().nodes);
+  // Reads twice an iteration are too close to split.
+  for (int it = 0; it < 50; ++it) {
+    iteration();
+    readFlush();
+  }
+  CHECK(pending.budgetNodes() == PendingList::Limits().nodes);
+  pending.clearAfterFlush();
+}
+
 TEST_CASE("PendingList's hard limit cuts a loop that never repeats") {
   FakeFlusher flusher;
   std::mt19937 rng(12345);
