@@ -769,12 +769,14 @@ TEST_CASE("PendingList splits the segment of a loop that reads into chunks") {
   CAPTURE(betweenReads);
   CAPTURE(flusher.segments);
   // The first reads set the period; from then on, three budget flushes
-  // between reads, each a whole number of iterations.
+  // between reads, at least a chunk each, and the same three every time
+  // (the same plans). Where in the iteration they cut depends on the phase
+  // the list anchored at, which an earlier loop may have set.
   for (size_t r = 3; r < betweenReads.size(); ++r)
     CHECK(betweenReads[r] == 3);
   for (size_t i = flusher.segments.size() - 9; i < flusher.segments.size(); ++i) {
-    CHECK(flusher.segments[i] % period == 0);
     CHECK(flusher.segments[i] >= 260 / 4);
+    CHECK(flusher.segments[i] == flusher.segments[i - 3]);
   }
   // Reads stop: back to the plain budget.
   size_t before = flusher.segments.size();
