@@ -88,10 +88,9 @@ void PendingList::add(Node *n) {
     }
   }
   // Reads stopped (twice the read period without one): the plain budget.
-  if (readChunk_ && ++sinceRead_ > 2 * readChunk_ * limits_.readChunks)
+  ++sinceRead_;
+  if (readChunk_ && sinceRead_ > 2 * readChunk_ * limits_.readChunks)
     readChunk_ = 0;
-  else if (!readChunk_)
-    ++sinceRead_;
   n->serial = nextSerial_++;
   n->pendingIndex = uint32_t(nodes_.size());
   nodes_.push_back(n);
