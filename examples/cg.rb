@@ -46,12 +46,27 @@ step = lambda do |k|
   nil
 end
 
-# Warm-up: the first iterations compile kernels and capture graphs. No
-# sync after it: a sync flushes a partial segment, and the loop's flushes
-# would then fall at another phase of the loop, plans of their own.
-warmup = [iterations / 10, 20].min
+# Warm-up: the first flushes compile kernels and capture graphs, and the
+# first ones fall at other phases of the loop than the steady ones. It runs
+# until three flushes in a row found their plan cached (at most half the
+# iterations). No sync after it: a sync flushes a partial segment, and the
+# loop's flushes would then fall at another phase, plans of their own.
+Cumo.reset_stats
+warmup_limit = [iterations / 2, 1].max
 done = 0
-warmup.times { |k| done = k + 1; break if step.call(k) == :converged }
+plans_at_last_miss = 0
+misses = 0
+while done < warmup_limit
+  break if step.call(done) == :converged
+  done += 1
+  seen = Cumo.stats
+  if seen[:plan_cache_misses] != misses
+    misses = seen[:plan_cache_misses]
+    plans_at_last_miss = seen[:plans_run]
+  end
+  break if seen[:plans_run] - plans_at_last_miss >= 3
+end
+warmup = done
 GC.start
 pool = Cumo::CUDA::MemoryPool
 memory = [[done, pool.used_bytes, pool.total_bytes]]
