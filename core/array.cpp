@@ -145,4 +145,29 @@ NodeRef viewOfNode(const NodeRef &base, const Layout &layout) {
   return v;
 }
 
+bool settleView(Node &v) {
+  if (!v.isPending() || v.op() != OpKind::View || v.inputs().size() != 1)
+    return false;
+  const Node &base = *v.input(0);
+  if (!base.isMaterialized())
+    return false;
+  const Layout &bl = base.layout();
+  Layout l;
+  l.shape.assign(v.shape().begin(), v.shape().end());
+  const NodeExtra &e = v.extra();
+  if (!e.flatView) {
+    e.view.applyToLayout(bl.strides, bl.offset, l.strides, l.offset);
+  } else {
+    // Flat positions of the base map to its buffer only when it is laid
+    // out row-major as a whole.
+    if (!bl.isContiguous() || llvm::ArrayRef<int64_t>(bl.shape) != base.shape())
+      return false;
+    l.offset = bl.offset + e.flat.offset;
+    l.strides = e.flat.strides;
+  }
+  Ref<Buffer> buffer = base.buffer();
+  v.materialize(std::move(buffer), std::move(l));
+  return true;
+}
+
 } // namespace cumo

@@ -95,6 +95,13 @@ private:
 /// pending View node (affine when the layout steps along base's axes).
 NodeRef viewOfNode(const NodeRef &base, const Layout &layout);
 
+/// A pending View whose base has since been materialized becomes a view of
+/// the base's buffer in place (no copy). A flush calls it on the views its
+/// plan read in place: one whose consumer was recorded after the cut would
+/// otherwise stay pending outside the pending list. False if `v` is no such
+/// view, or its layout cannot be composed with the base's.
+bool settleView(Node &v);
+
 /// Tries to express a layout over the flat row-major order of `baseShape`
 /// as an affine map from the layout's coordinates to base coordinates, each
 /// layout axis stepping along one base axis. Fails (nullopt) for layouts

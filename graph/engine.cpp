@@ -235,6 +235,13 @@ void Engine::flush() {
     if (buffers[buffer] && n->isWrapped())
       n->materialize(buffers[buffer], Layout::contiguous(n->shape()));
   }
+  // A plan reads views in place and leaves them pending. One that outlives
+  // the flush (the cut fell between it and its consumer) would be a
+  // pending node outside the next flush's list, found only by walking the
+  // graph: it becomes a view of its base's buffer now.
+  for (const NodeRef &n : nodes)
+    if (n->op() == OpKind::View && n->isPending())
+      settleView(*n);
   pending.clearAfterFlush();
   ++Stats::get().plans_run;
 }
