@@ -639,14 +639,15 @@ TEST_CASE("a view that outlives the flush of its base becomes a view of the base
   NoBudgetFlush guard;
   H a = upload(DType::DFloat, {2, 3}, values<double>({0, 1, 2, 3, 4, 5}));
   H t = wrap(binaryOp(OpKind::Mul, op(*a), op(10.0)));
-  Layout stepped;  // elements 1, 3, 5: an affine view
-  stepped.shape = {3};
-  stepped.strides = {2};
+  Layout stepped;  // elements 1 and 4, column 1: an affine view
+  stepped.shape = {2};
+  stepped.strides = {3};
   stepped.offset = 1;
   Layout flat = Layout::contiguous({4}, 1); // elements 1..4, across rows
   NodeRef steppedView = viewOfNode(t->value(), stepped);
   NodeRef flatView = viewOfNode(t->value(), flat);
   CHECK(steppedView->isPending());
+  CHECK_FALSE(steppedView->extra().flatView);
   CHECK(flatView->extra().flatView);
   engine().flush();
   CHECK(t->value()->isMaterialized());
@@ -656,7 +657,7 @@ TEST_CASE("a view that outlives the flush of its base becomes a view of the base
   CHECK(steppedView->inputs().empty());
   H s(new ArrayHandle(steppedView)), f(new ArrayHandle(flatView));
   H sum = wrap(binaryOp(OpKind::Add, op(*s), op(1.0)));
-  CHECK(read<double>(*sum) == values<double>({11, 31, 51}));
+  CHECK(read<double>(*sum) == values<double>({11, 41}));
   CHECK(read<double>(*f) == values<double>({10, 20, 30, 40}));
 }
 
