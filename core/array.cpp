@@ -113,24 +113,36 @@ std::optional<AffineMap> layoutAsAffine(const Layout &layout,
   return m;
 }
 
+namespace {
+/// Where `layout`, over the flat row-major order of the materialized
+/// `base`'s values, lies in base's buffer; nullopt when base is strided
+/// and `layout` does not step along its axes.
+std::optional<Layout> layoutInBuffer(const Node &base, const Layout &layout) {
+  const Layout &bl = base.layout();
+  Layout l;
+  l.shape = layout.shape;
+  if (bl.isContiguous() && llvm::ArrayRef<int64_t>(bl.shape) == base.shape()) {
+    l.offset = bl.offset + layout.offset;
+    l.strides = layout.strides;
+    return l;
+  }
+  // The base's own layout is strided: map flat positions through it.
+  auto affine = layoutAsAffine(layout, base.shape());
+  if (!affine)
+    return std::nullopt;
+  affine->applyToLayout(bl.strides, bl.offset, l.strides, l.offset);
+  return l;
+}
+} // namespace
+
 NodeRef viewOfNode(const NodeRef &base, const Layout &layout) {
   if (base->isMaterialized()) {
     // The values already sit in a buffer: compose the layouts.
-    const Layout &bl = base->layout();
-    Layout l;
-    l.shape = layout.shape;
-    if (bl.isContiguous() && llvm::ArrayRef<int64_t>(bl.shape) == base->shape()) {
-      l.offset = bl.offset + layout.offset;
-      l.strides = layout.strides;
-    } else {
-      // The base's own layout is strided: map flat positions through it.
-      auto affine = layoutAsAffine(layout, base->shape());
-      if (!affine)
-        throw Error(ErrorKind::Internal,
-                    "[view] a strided base cannot be viewed flat");
-      affine->applyToLayout(bl.strides, bl.offset, l.strides, l.offset);
-    }
-    return makeBufferNode(base->dtype(), base->buffer(), std::move(l));
+    std::optional<Layout> l = layoutInBuffer(*base, layout);
+    if (!l)
+      throw Error(ErrorKind::Internal,
+                  "[view] a strided base cannot be viewed flat");
+    return makeBufferNode(base->dtype(), base->buffer(), std::move(*l));
   }
   NodeRef v(new Node(OpKind::View, base->dtype(), layout.shape));
   v->addInput(base);
@@ -146,27 +158,24 @@ NodeRef viewOfNode(const NodeRef &base, const Layout &layout) {
 }
 
 bool settleView(Node &v) {
-  if (!v.isPending() || v.op() != OpKind::View || v.inputs().size() != 1)
+  if (!v.isPending() || v.op() != OpKind::View)
     return false;
   const Node &base = *v.input(0);
   if (!base.isMaterialized())
     return false;
-  const Layout &bl = base.layout();
-  Layout l;
-  l.shape.assign(v.shape().begin(), v.shape().end());
   const NodeExtra &e = v.extra();
-  if (!e.flatView) {
-    e.view.applyToLayout(bl.strides, bl.offset, l.strides, l.offset);
+  std::optional<Layout> l;
+  if (e.flatView) {
+    l = layoutInBuffer(base, e.flat);
   } else {
-    // Flat positions of the base map to its buffer only when it is laid
-    // out row-major as a whole.
-    if (!bl.isContiguous() || llvm::ArrayRef<int64_t>(bl.shape) != base.shape())
-      return false;
-    l.offset = bl.offset + e.flat.offset;
-    l.strides = e.flat.strides;
+    l.emplace();
+    l->shape.assign(v.shape().begin(), v.shape().end());
+    e.view.applyToLayout(base.layout().strides, base.layout().offset, l->strides,
+                         l->offset);
   }
-  Ref<Buffer> buffer = base.buffer();
-  v.materialize(std::move(buffer), std::move(l));
+  if (!l)
+    return false;
+  v.materialize(base.buffer(), std::move(*l));
   return true;
 }
 

@@ -240,8 +240,7 @@ void Engine::flush() {
   // pending node outside the next flush's list, found only by walking the
   // graph: it becomes a view of its base's buffer now.
   for (const NodeRef &n : nodes)
-    if (n->op() == OpKind::View && n->isPending())
-      settleView(*n);
+    settleView(*n);
   pending.clearAfterFlush();
   ++Stats::get().plans_run;
 }
