@@ -221,14 +221,15 @@ void emitBox(const KernelShape &s, int32_t b, std::string &os, int indent) {
     if (axis < 0) {
       line(os, in + 2, p + " = " + p + " && q == 0;");
     } else {
-      // A uniform branch: most slices step by one, and integer division
-      // is slow, so skip it then (q % 1 == 0 and q / 1 == q anyway).
-      line(os, in + 2, "const I st = " + indexParam(field + "_step[" + rs + "]") + ";");
-      line(os, in + 2, "const I j = st == 1 ? q : q / st;");
-      line(os, in + 2, p + " = " + p + " && (st == 1 || q % st == 0) && j >= 0 "
-                           "&& j < " +
-                           indexParam(field + "_cnt[" + std::to_string(axis) + "]") +
-                           ";");
+      std::string count = indexParam(field + "_cnt[" + std::to_string(axis) + "]");
+      if (bs.unitStep[r]) {
+        line(os, in + 2, "const I j = q;");
+        line(os, in + 2, p + " = " + p + " && j >= 0 && j < " + count + ";");
+      } else {
+        line(os, in + 2, "const I st = " + indexParam(field + "_step[" + rs + "]") + ";");
+        line(os, in + 2, "const I j = q / st;");
+        line(os, in + 2, p + " = " + p + " && q % st == 0 && j >= 0 && j < " + count + ";");
+      }
       line(os, in + 2, coord(b, axis) + " = j;");
     }
     line(os, in, "}");

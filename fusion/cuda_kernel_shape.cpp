@@ -148,6 +148,8 @@ KernelShape analyzeKernel(const Kernel &k, const DeviceModel &model) {
     for (int64_t r = 0; r < m.inRank; ++r)
       for (int64_t d = 0; d < m.outRank; ++d)
         bs.nonzero.push_back(m.at(r, d) != 0);
+    for (int64_t r = 0; r < m.inRank; ++r)
+      bs.unitStep.push_back(basis.step[r] == 1);
     s.bases.push_back(std::move(bs));
   }
   auto checkIndex = [&](const IndexShape &i) {
@@ -270,6 +272,7 @@ uint64_t hashShape(const KernelShape &s) {
     h.add(uint64_t(b.parentRank));
     h.addAll(b.axisOf);
     h.addAll(b.nonzero);
+    h.addAll(b.unitStep);
   }
   h.add(s.loads.size());
   for (const LoadShape &l : s.loads) {

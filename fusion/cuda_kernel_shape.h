@@ -72,6 +72,9 @@ struct BasisShape {
   llvm::SmallVector<int32_t, 4> axisOf;
   /// fromParent entries that are nonzero, row-major; only these are read.
   llvm::SmallVector<uint8_t, 16> nonzero;
+  /// Per row: the box steps by one along it (most slices do), so the code
+  /// takes no division. Structural: plan keys hold the update's target.
+  llvm::SmallVector<uint8_t, 4> unitStep;
 };
 
 /// How a generator computes element i (the CPU executor's cases).

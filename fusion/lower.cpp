@@ -292,6 +292,16 @@ uint32_t Lowering::instance(const Node *x, int32_t basis, const AffineMap &map,
     AffineMap parentMap = b.fromParent;
     return instance(x, b.parent, parentMap, compute);
   }
+  // A 0-dim value is the same at every coordinate of every basis: computed
+  // once, over the domain, however many boxes read it. (The CG stencil reads
+  // p = r + p_old * (rs_new / rs_old) at five places; without this each
+  // recomputed the division and reloaded both scalars under its box's
+  // predicate.)
+  if (x->ndim() == 0 && basis != 0) {
+    AffineMap overDomain;
+    overDomain.outRank = k_->bases[0].rank();
+    return instance(x, 0, overDomain, compute);
+  }
   bool constant = x->op() == OpKind::Fill || x->op() == OpKind::Empty;
   AffineMap keyMap = constant ? AffineMap() : map;
   int32_t keyBasis = constant ? 0 : basis;
