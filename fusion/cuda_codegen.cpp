@@ -91,11 +91,24 @@ const char *compareOperator(OpKind op) {
   llvm_unreachable("not a comparison");
 }
 
-std::string var(uint32_t v) { return "v" + std::to_string(v); }
+/// Which of the elements a thread computes at once a name belongs to
+/// (emitGridStrideEntry): "" for the first, "_1" for the second.
+thread_local const char *elementSuffix = "";
+
+struct ElementNames {
+  explicit ElementNames(const char *suffix) : saved(elementSuffix) {
+    elementSuffix = suffix;
+  }
+  ~ElementNames() { elementSuffix = saved; }
+  const char *saved;
+};
+
+std::string var(uint32_t v) { return "v" + std::to_string(v) + elementSuffix; }
 std::string coord(int32_t basis, int64_t d) {
-  return "c" + std::to_string(basis) + "_" + std::to_string(d);
+  return "c" + std::to_string(basis) + "_" + std::to_string(d) + elementSuffix;
 }
-std::string pred(int32_t basis) { return "p" + std::to_string(basis); }
+std::string pred(int32_t basis) { return "p" + std::to_string(basis) + elementSuffix; }
+std::string flatIndex() { return std::string("idx") + elementSuffix; }
 
 /// The element index `prefix` (a load, store or generator) addresses, in
 /// the index type I.
@@ -105,7 +118,7 @@ std::string addressExpr(const std::string &prefix, const IndexShape &i) {
   case AddressClass::Scalar:
     return off;
   case AddressClass::Linear:
-    return "(" + off + " + idx)";
+    return "(" + off + " + " + flatIndex() + ")";
   case AddressClass::General:
     break;
   }
@@ -237,11 +250,11 @@ void emitBox(const KernelShape &s, int32_t b, std::string &os, int indent) {
   line(os, indent, "}");
 }
 
-} // namespace
-
-void emitElementBody(const KernelShape &s, std::string &os, int indent) {
+/// The boxes and values of one element: every load, and nothing written
+/// but the error word.
+void emitElementValues(const KernelShape &s, std::string &os, int indent) {
   if (s.bases.size() > 1)
-    line(os, indent, "const bool p0 = true; // the domain holds everywhere");
+    line(os, indent, "const bool " + pred(0) + " = true; // the domain holds everywhere");
   for (int32_t b = 1; b < int32_t(s.bases.size()); ++b)
     emitBox(s, b, os, indent);
   for (uint32_t id = 0; id < s.values.size(); ++id) {
@@ -262,6 +275,10 @@ void emitElementBody(const KernelShape &s, std::string &os, int indent) {
       line(os, indent, "if (" + cond + ") atomicOr(P.err, 1u);");
     }
   }
+}
+
+/// The stores of one element and its folds into the accumulators.
+void emitElementWrites(const KernelShape &s, std::string &os, int indent) {
   for (size_t i = 0; i < s.stores.size(); ++i) {
     const StoreShape &st = s.stores[i];
     std::string name = "st" + std::to_string(i);
@@ -283,6 +300,13 @@ void emitElementBody(const KernelShape &s, std::string &os, int indent) {
                              var(r.value));
     line(os, indent, acc + " = " + reduceStepExpr(r.op, acc, x) + ";");
   }
+}
+
+} // namespace
+
+void emitElementBody(const KernelShape &s, std::string &os, int indent) {
+  emitElementValues(s, os, indent);
+  emitElementWrites(s, os, indent);
 }
 
 void emitUnravel(std::string &os, int indent, const std::string &flat,
@@ -369,15 +393,46 @@ void emitGridStrideEntry(const KernelShape &s, const std::string &entry,
   }
   os += "template <class I>\n__device__ __forceinline__ void cumo_loop("
         "const CumoParams &P" + accParams + ") {\n";
+  // Each thread takes the elements idx and idx + stride of a round
+  // together: both elements' loads are issued before either's stores,
+  // which the compiler may not reorder itself (it cannot tell that no
+  // element of a fused kernel reads what another writes), so one memory
+  // latency is paid for two elements. The elements a thread folds, and
+  // their order, are those of a loop over one element at a time
+  // (ReduceOrder::Grid). Only with 32-bit indices: the CG stencil kernel
+  // fits 64 registers so, and with 64-bit ones spills 360 bytes a thread.
   line(os, 2, "const I stride = (I)gridDim.x * (I)blockDim.x;");
-  line(os, 2, "for (I idx = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; "
-              "idx < (I)P.n; idx += stride) {");
-  emitDomainCoords(s, os, 4);
+  line(os, 2, "const I first = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x;");
   llvm::SmallVector<int32_t, 4> all;
   for (int32_t d = 0; d < s.rank; ++d)
     all.push_back(d);
+  line(os, 2, "if constexpr (sizeof(I) == 4) {");
+  static_assert(kElementsPerThread == 2, "the loop below takes two elements");
+  line(os, 2, "for (I idx = first; idx < (I)P.n; idx += 2 * stride) {");
+  line(os, 4, "const bool has_1 = stride < (I)P.n - idx;");
+  line(os, 4, "// Past the end, the second element is the first again: its "
+              "loads stay in bounds and its writes are skipped.");
+  line(os, 4, "const I idx_1 = has_1 ? idx + stride : idx;");
+  for (const char *suffix : {"", "_1"}) {
+    ElementNames names(suffix);
+    emitDomainCoords(s, os, 4);
+    emitUnravel(os, 4, flatIndex(), all);
+    emitElementValues(s, os, 4);
+  }
+  emitElementWrites(s, os, 4);
+  line(os, 4, "if (has_1) {");
+  {
+    ElementNames names("_1");
+    emitElementWrites(s, os, 6);
+  }
+  line(os, 4, "}");
+  line(os, 2, "}");
+  line(os, 2, "} else {");
+  line(os, 2, "for (I idx = first; idx < (I)P.n; idx += stride) {");
+  emitDomainCoords(s, os, 4);
   emitUnravel(os, 4, "idx", all);
   emitElementBody(s, os, 4);
+  line(os, 2, "}");
   line(os, 2, "}");
   os += "}\n\n";
 
@@ -462,7 +517,7 @@ LaunchConfig cudagen::launchFor(const Kernel &k, ReduceStrategy strategy,
     return opaqueLaunch(k, model);
   case Kernel::Kind::Elementwise:
   case Kernel::Kind::Scatter:
-    c.grid = gridFor(k.domainSize(), kBlockSize, model);
+    c.grid = gridFor(k.domainSize(), kBlockSize * kElementsPerThread, model);
     // A full reduction of nothing still writes its identity.
     if (!k.reduces.empty() && c.grid == 0)
       c.grid = 1;

@@ -494,11 +494,17 @@ TEST_CASE("(p * ap).sum is one kernel with its prologue") {
   checkSameKernel(p, dotPlan(1 << 20, DType::SFloat));
   CHECK(onlyKey(p) != onlyKey(dotPlan(1000, DType::DFloat)));
 
+  // Two elements a thread, 256 threads a block: 1000 elements take 2
+  // blocks; a big domain takes the blocks every kernel fits at once.
   LaunchConfig small = launchConfig(k, h200());
-  CHECK(small.grid == 4);
-  CHECK(scratchBytes(k, small) == 16 + 4 * 8);
+  CHECK(small.grid == 2);
+  CHECK(scratchBytes(k, small) == 16 + 2 * 8);
   LaunchConfig big = launchConfig(dotPlan(1 << 24, DType::SFloat).kernels[0], h200());
-  CHECK(big.grid == uint32_t(h200().smCount) * 8);
+  CHECK(big.grid == uint32_t(h200().smCount) * 4);
+  // With 32-bit indices the loop computes both elements before it writes.
+  std::string src = generateCuda(k, h200()).source;
+  CHECK(src.find("const I idx_1 = has_1 ? idx + stride : idx;") != std::string::npos);
+  CHECK(src.find("if constexpr (sizeof(I) == 4)") != std::string::npos);
 
   // Several full reductions of one domain share the kernel.
   Plan many = fullReductionsPlan(777, DType::DFloat);
@@ -877,7 +883,7 @@ bool closeTo(double g, double c, double tol, double scale) {
 /// part within `tol` of the modulus.
 template <class T>
 void compareElements(const T *gpu, const T *cpu, int64_t n, double tol,
-                     size_t buffer) {
+                     const std::string &buffer) {
   for (int64_t i = 0, bad = 0; i < n && bad < 5; ++i) {
     bool same = std::memcmp(&gpu[i], &cpu[i], sizeof(T)) == 0;
     double g = 0, c = 0, gi = 0, ci = 0;
@@ -908,6 +914,16 @@ double mathTolerance(DType t) {
   case DType::DComplex: return 1e-12;
   default: return isFloat(t) ? 1e-6 : 0;
   }
+}
+
+/// The tolerance of one op's results, from its class's. Single-precision
+/// complex asin and acos go through log(iz + sqrt(1 - z^2)), which cancels
+/// near their branch cuts: the GPU's logf and the host's differ by an ulp,
+/// and that reached 1.3e-5 of |w| at a few of 2145 points (H200).
+double opTolerance(OpKind op, DType t, double tol) {
+  bool inverse = op == OpKind::Asin || op == OpKind::Acos || op == OpKind::Asinh ||
+                 op == OpKind::Acosh || op == OpKind::Atanh;
+  return t == DType::SComplex && inverse ? std::max(tol, 1e-4) : tol;
 }
 
 /// Runs `plan` on the CPU executor and, kernel by kernel, on the GPU (each
@@ -991,9 +1007,13 @@ void compareWithCpu(const Plan &plan, double tol) {
       cudaOk(cudaMemcpy(back.data(), gpu[i], bytes[i], cudaMemcpyDeviceToHost),
              "download");
       dispatchDType(b.dtype, [&]<DType D, class T>() {
+        // Named by the op that computes it, for the reader of a failure.
+        std::string name = std::to_string(i);
+        if (b.node)
+          name += " (" + std::string(opName(b.node->op())) + ")";
         compareElements(reinterpret_cast<const T *>(back.data()),
                         static_cast<const T *>(cpu[i]->data()), b.elements,
-                        tol, i);
+                        b.node ? opTolerance(b.node->op(), b.dtype, tol) : tol, name);
       });
     }
     cudaFree(gpu[i]);
