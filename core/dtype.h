@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <type_traits>
 
@@ -37,6 +38,8 @@ struct DTypeInfo {
 const DTypeInfo &info(DType t);
 inline size_t sizeOf(DType t) { return info(t).size; }
 inline std::string_view nameOf(DType t) { return info(t).rubyName; }
+/// The Ruby class of `t` as messages name it: "Cumo::SFloat".
+inline std::string className(DType t) { return "Cumo::" + std::string(nameOf(t)); }
 inline bool isFloat(DType t) { return info(t).kind == DTypeKind::Float; }
 inline bool isInteger(DType t) {
   auto k = info(t).kind;

@@ -7,12 +7,15 @@
 
 #include "core/error.h"
 #include "ops/scan.h"
+#include "ops/sort.h"
 
 namespace cumo::cudagen {
 
 namespace {
 
 constexpr uint32_t kScanBlock = 128;
+/// Threads of the block that sorts one line.
+constexpr uint32_t kSortBlock = 256;
 
 [[noreturn]] void noImplementation(OpKind op) {
   throw Error(ErrorKind::Internal,
@@ -58,6 +61,116 @@ void emitScan(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "    }\n  }\n}\n";
 }
 
+/// The geometry of a sort's lines (ops/sort.h), as the reference walks
+/// them: `len` elements a line, `lines` lines counted over the kept axes,
+/// and `in_at(line_in, i)`, the offset of a line's i-th element.
+void emitSortLines(const KernelShape &s, std::string &os) {
+  int32_t rank = s.operandRanks[0];
+  std::string r = std::to_string(std::max(rank, 1));
+  os += "  const int rank = " + std::to_string(rank) + ";\n";
+  os += "  long long len = 1, lines = 1;\n";
+  os += "  for (int d = 0; d < rank; ++d) {\n";
+  if (s.flat)
+    os += "    len *= P.in0_ext[d];\n";
+  else
+    os += "    if (d == P.axis) len = P.in0_ext[d]; else lines *= P.in0_ext[d];\n";
+  os += "  }\n";
+  // The distance between a line's elements in a contiguous array of the
+  // operand's shape.
+  os += "  long long ostep = 1;\n";
+  if (!s.flat)
+    os += "  for (int d = rank - 1; d > P.axis; --d) ostep *= P.in0_ext[d];\n";
+  os += "  auto in_at = [&](long long ibase, long long i) -> long long {\n";
+  if (s.flat) {
+    os += "    long long at = P.in0_off;\n";
+    os += "    for (int d = rank - 1; d >= 0; --d) {\n"
+          "      at += (i % P.in0_ext[d]) * P.in0_s[d];\n      i /= P.in0_ext[d];\n    }\n";
+    os += "    return at + 0 * ibase;\n";
+  } else {
+    os += "    return ibase + i * P.in0_s[P.axis];\n";
+  }
+  os += "  };\n";
+}
+
+/// The start of line `line`: where its first element lies in a contiguous
+/// array of the operand's shape (`obase`) and in the operand (`ibase`).
+void emitLineStart(const KernelShape &s, std::string &os) {
+  os += "    long long rest = line, obase = 0, ibase = P.in0_off, stride = 1;\n";
+  if (!s.flat)
+    os += "    for (int d = rank - 1; d >= 0; --d) {\n"
+          "      if (d == P.axis) { stride *= P.in0_ext[d]; continue; }\n"
+          "      long long c = rest % P.in0_ext[d];\n      rest /= P.in0_ext[d];\n"
+          "      obase += c * stride;\n      ibase += c * P.in0_s[d];\n"
+          "      stride *= P.in0_ext[d];\n    }\n";
+}
+
+/// sort and sort_index: a block per line, sorting it in the result with a
+/// bitonic network for any length (each merge's first step compares
+/// mirrored pairs, so every step sorts ascending and positions past the
+/// end, which would hold +infinity, never move). sort_less is a total
+/// order, so the result is the reference's, bit for bit; sort_index sorts
+/// line positions by (value, position) and writes flat indices last.
+void emitSort(const KernelShape &s, const std::string &entry, std::string &os) {
+  bool index = s.opaqueOp == OpKind::SortIndex;
+  std::string t = cType(s.operandDtypes[0]).str(), o = cType(s.outDtype).str();
+  os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kSortBlock) +
+        ") " + entry + "(const unsigned char *__restrict__ params) {\n";
+  os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
+  emitSortLines(s, os);
+  os += "  for (long long line = blockIdx.x; line < lines; line += gridDim.x) {\n";
+  emitLineStart(s, os);
+  os += "    " + o + " *e = P.out + P.out_off + obase;\n";
+  os += "    for (long long i = threadIdx.x; i < len; i += blockDim.x)\n";
+  os += index ? "      e[i * ostep] = (" + o + ")i;\n"
+              : "      e[i * ostep] = P.in0[in_at(ibase, i)];\n";
+  os += "    __syncthreads();\n";
+  os += "    for (long long k = 2; k / 2 < len; k <<= 1) {\n";
+  os += "      for (long long j = k >> 1; j > 0; j >>= 1) {\n";
+  os += "        for (long long i = threadIdx.x; i < len; i += blockDim.x) {\n";
+  os += "          const long long q = j == (k >> 1) ? (i ^ (k - 1)) : (i ^ j);\n";
+  os += "          if (q <= i || q >= len) continue;\n";
+  os += "          const " + o + " a = e[i * ostep], b = e[q * ostep];\n";
+  if (index) {
+    os += "          const " + t + " va = P.in0[in_at(ibase, (long long)a)];\n";
+    os += "          const " + t + " vb = P.in0[in_at(ibase, (long long)b)];\n";
+    os += "          const bool swap = cumo_ops::sort_less(vb, va) ||\n"
+          "                            (!cumo_ops::sort_less(va, vb) && b < a);\n";
+  } else {
+    os += "          const bool swap = cumo_ops::sort_less(b, a);\n";
+  }
+  os += "          if (swap) { e[i * ostep] = b; e[q * ostep] = a; }\n";
+  os += "        }\n        __syncthreads();\n      }\n    }\n";
+  if (index) {
+    os += "    for (long long i = threadIdx.x; i < len; i += blockDim.x)\n";
+    os += "      e[i * ostep] = (" + o + ")(obase + (long long)e[i * ostep] * ostep);\n";
+    os += "    __syncthreads();\n";
+  }
+  os += "  }\n}\n";
+}
+
+/// median of a sorted operand: a thread per line, as the reference.
+void emitSortedMedian(const KernelShape &s, const std::string &entry, std::string &os) {
+  std::string t = cType(s.operandDtypes[0]).str();
+  os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kScanBlock) +
+        ") " + entry + "(const unsigned char *__restrict__ params) {\n";
+  os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
+  emitSortLines(s, os);
+  os += "  for (long long line = (long long)blockIdx.x * blockDim.x + threadIdx.x;"
+        " line < lines;\n       line += (long long)gridDim.x * blockDim.x) {\n";
+  emitLineStart(s, os);
+  os += "    auto x = [&](long long i) { return P.in0[in_at(ibase, i)]; };\n";
+  os += "    " + t + " m;\n";
+  // An empty line: NaN, or 0 for an integer class.
+  std::string none = isFloat(s.operandDtypes[0]) ? "(" + t + ")(0.0 / 0.0)" : "(" + t + ")0";
+  os += "    if (len == 0) {\n      m = " + none + ";\n    } else {\n";
+  os += "      long long c = len;\n";
+  os += "      if (!P.propagate)\n        while (c > 0 && cumo_ops::sort_isnan(x(c - 1))) --c;\n";
+  os += "      if (c == 0 || cumo_ops::sort_isnan(x(c - 1))) m = x(len - 1);\n";
+  os += "      else if (c % 2 == 0) m = cumo_ops::median_pair(x(c / 2 - 1), x(c / 2));\n";
+  os += "      else m = x((c - 1) / 2);\n    }\n";
+  os += "    P.out[P.out_off + line] = m;\n  }\n}\n";
+}
+
 } // namespace
 
 KernelShape analyzeOpaque(const Kernel &k) {
@@ -73,6 +186,9 @@ KernelShape analyzeOpaque(const Kernel &k) {
   switch (k.opaqueOp) {
   case OpKind::CumSum:
   case OpKind::CumProd:
+  case OpKind::Sort:
+  case OpKind::SortIndex:
+  case OpKind::SortedMedian:
     s.flat = k.opaqueInts.empty();
     return s;
   default:
@@ -85,6 +201,11 @@ void emitOpaqueEntry(const KernelShape &s, const std::string &entry, std::string
   case OpKind::CumSum:
   case OpKind::CumProd:
     return emitScan(s, entry, os);
+  case OpKind::Sort:
+  case OpKind::SortIndex:
+    return emitSort(s, entry, os);
+  case OpKind::SortedMedian:
+    return emitSortedMedian(s, entry, os);
   default:
     noImplementation(s.opaqueOp);
   }
@@ -103,6 +224,22 @@ LaunchConfig opaqueLaunch(const Kernel &k, const DeviceModel &model) {
     c.block = kScanBlock;
     int64_t cap = int64_t(std::max(model.smCount, 1)) * 16;
     c.grid = uint32_t(std::min<int64_t>((lines + kScanBlock - 1) / kScanBlock, cap));
+    return c;
+  }
+  case OpKind::Sort:
+  case OpKind::SortIndex:
+  case OpKind::SortedMedian: {
+    const Shape &in = k.operandShapes[0];
+    SortLines lines = sortLinesOf(in, k.opaqueInts);
+    int64_t cap = int64_t(std::max(model.smCount, 1)) * 16;
+    if (k.opaqueOp == OpKind::SortedMedian) {
+      c.block = kScanBlock;
+      c.grid = uint32_t(std::min<int64_t>((lines.count + kScanBlock - 1) / kScanBlock, cap));
+    } else {
+      // Nothing to sort in an empty line.
+      c.block = kSortBlock;
+      c.grid = lines.length ? uint32_t(std::min<int64_t>(lines.count, cap)) : 0;
+    }
     return c;
   }
   default:

@@ -180,6 +180,8 @@ void describeParams(const KernelShape &s, const PackInputs *in,
     f.i64("out_off", [&] { return k->stores[0].index.offset; });
     f.i64("n", [&] { return k->domainSize(); });
     f.i64("axis", [&] { return k->opaqueInts.empty() ? int64_t(-1) : k->opaqueInts[0]; });
+    // median: whether a NaN in a line makes it NaN (the node's scalar).
+    f.i64("propagate", [&] { return int64_t(k->opaqueScalar.asDouble() != 0); });
     return;
   }
 

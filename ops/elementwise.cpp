@@ -11,8 +11,6 @@ namespace cumo {
 
 namespace {
 
-std::string className(DType t) { return "Cumo::" + std::string(nameOf(t)); }
-
 Shape resultShape(OpKind op, const Operand &a, const Operand &b) {
   auto s = broadcastShapes(a.shape(), b.shape());
   if (!s)

@@ -12,8 +12,6 @@ namespace cumo {
 
 namespace {
 
-std::string className(DType t) { return "Cumo::" + std::string(nameOf(t)); }
-
 /// NoMethodError: Numo's class `t` has no method for `op`.
 [[noreturn]] void undefinedFor(OpKind op, DType t) {
   opError(ErrorKind::NoMethod, opName(op), "undefined for " + className(t));

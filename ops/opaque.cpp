@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "ops/scan.h"
+#include "ops/sort.h"
 
 namespace cumo {
 
@@ -10,6 +11,10 @@ void runOpaqueReference(const OpaqueCall &call) {
   case OpKind::CumSum:
   case OpKind::CumProd:
     return scanReference(call);
+  case OpKind::Sort:
+  case OpKind::SortIndex:
+  case OpKind::SortedMedian:
+    return sortReference(call);
   default:
     break;
   }
@@ -22,6 +27,10 @@ std::string_view opaqueKindName(OpKind op) {
   case OpKind::CumSum:
   case OpKind::CumProd:
     return "scan";
+  case OpKind::Sort:
+  case OpKind::SortIndex:
+  case OpKind::SortedMedian:
+    return "sort";
   default:
     return "opaque";
   }

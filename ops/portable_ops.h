@@ -777,6 +777,78 @@ CUMO_HD dcomplex rand_dcomplex(double lr, double li, double hr, double hi,
   return dcomplex(lr + (hr - lr) * u0, li + (hi - li) * u1);
 }
 
+// ---- sorting ----------------------------------------------------------------
+// sort_less is a total order on the values of each real class, so that any
+// correct sort gives one answer, the CPU's and the GPU's alike: numbers
+// ascending, -0.0 before 0.0, NaN after every number (Numo's sort), NaNs
+// among themselves by their bits. median_pair is the mean of a sorted
+// line's two middle elements as Numo computes it, in C's arithmetic: an
+// integer narrower than int is promoted (no overflow), a wider one wraps,
+// and the quotient is truncated; a sixteen-bit float adds and halves in
+// single precision, rounding after each op as every op on it does.
+
+#define CUMO_INT_SORT(T)                                                       \
+  CUMO_HD bool sort_less(T a, T b) { return a < b; }
+#define CUMO_NARROW_INT_MEDIAN(T)                                              \
+  CUMO_HD T median_pair(T a, T b) { return (T)(((int)a + (int)b) / 2); }
+#define CUMO_WIDE_INT_MEDIAN(T)                                                \
+  CUMO_HD T median_pair(T a, T b) { return (T)(wadd(a, b) / (T)2); }
+CUMO_INT_SORT(signed char)
+CUMO_INT_SORT(short)
+CUMO_INT_SORT(int)
+CUMO_INT_SORT(long)
+CUMO_INT_SORT(long long)
+CUMO_INT_SORT(unsigned char)
+CUMO_INT_SORT(unsigned short)
+CUMO_INT_SORT(unsigned int)
+CUMO_INT_SORT(unsigned long)
+CUMO_INT_SORT(unsigned long long)
+CUMO_NARROW_INT_MEDIAN(signed char)
+CUMO_NARROW_INT_MEDIAN(short)
+CUMO_NARROW_INT_MEDIAN(unsigned char)
+CUMO_NARROW_INT_MEDIAN(unsigned short)
+CUMO_WIDE_INT_MEDIAN(int)
+CUMO_WIDE_INT_MEDIAN(long)
+CUMO_WIDE_INT_MEDIAN(long long)
+CUMO_WIDE_INT_MEDIAN(unsigned int)
+CUMO_WIDE_INT_MEDIAN(unsigned long)
+CUMO_WIDE_INT_MEDIAN(unsigned long long)
+#undef CUMO_INT_SORT
+#undef CUMO_NARROW_INT_MEDIAN
+#undef CUMO_WIDE_INT_MEDIAN
+
+/// The float order of sort_less, given the operands' values (as F, in
+/// which a sixteen-bit float compares exactly) and their bit patterns.
+template <class F, class B>
+CUMO_HD bool float_sort_less(F a, F b, B abits, B bbits) {
+  bool na = a != a, nb = b != b;
+  if (na || nb)
+    return na && nb ? abits < bbits : nb;
+  if (a != b)
+    return a < b;
+  return abits > bbits; // equal: only zeros differ, and -0.0 has the sign bit
+}
+CUMO_HD bool sort_less(float a, float b) {
+  return float_sort_less(a, b, f32_bits(a), f32_bits(b));
+}
+CUMO_HD bool sort_less(double a, double b) {
+  return float_sort_less(a, b, f64_bits(a), f64_bits(b));
+}
+CUMO_HD bool sort_less(half a, half b) {
+  return float_sort_less((float)a, (float)b, a.bits, b.bits);
+}
+CUMO_HD bool sort_less(bfloat16 a, bfloat16 b) {
+  return float_sort_less((float)a, (float)b, a.bits, b.bits);
+}
+CUMO_HD float median_pair(float a, float b) { return (a + b) / 2.0f; }
+CUMO_HD double median_pair(double a, double b) { return (a + b) / 2.0; }
+CUMO_HD half median_pair(half a, half b) { return div(wadd(a, b), half(2.0f)); }
+CUMO_HD bfloat16 median_pair(bfloat16 a, bfloat16 b) {
+  return div(wadd(a, b), bfloat16(2.0f));
+}
+/// Whether a value of any real class is NaN (an integer never is).
+template <class T> CUMO_HD bool sort_isnan(T a) { return a != a; }
+
 } // namespace cumo_ops
 
 #endif // CUMO_PORTABLE_OPS_H

@@ -5,6 +5,7 @@
 #include "ops/index_reduction.h"
 #include "ops/reduction.h"
 #include "ops/scan.h"
+#include "ops/sort.h"
 #include "ops/statistics.h"
 #include "ruby/compat.h"
 #include "ruby/convert.h"
@@ -17,6 +18,7 @@ namespace {
 struct ReduceArgs {
   llvm::SmallVector<int64_t, 4> axes;
   bool keepdims = false;
+  bool nan = false;
 };
 
 void addAxes(VALUE v, ReduceArgs &args, const char *op) {
@@ -37,7 +39,10 @@ void addAxes(VALUE v, ReduceArgs &args, const char *op) {
   args.axes.push_back(NUM2LL(v));
 }
 
-ReduceArgs parseReduceArgs(int argc, VALUE *argv, const char *op) {
+/// The axes and keywords of a reduction method. `nan:` is taken by the
+/// methods that give it a meaning (`nanAllowed`); the others refuse it.
+ReduceArgs parseReduceArgs(int argc, VALUE *argv, const char *op,
+                           bool nanAllowed = false) {
   VALUE rest, opts;
   rb_scan_args(argc, argv, "*:", &rest, &opts);
   ReduceArgs args;
@@ -62,7 +67,9 @@ ReduceArgs parseReduceArgs(int argc, VALUE *argv, const char *op) {
       addAxes(vals[0], args, op);
     if (vals[1] != Qundef)
       args.keepdims = RTEST(vals[1]);
-    if (vals[2] != Qundef && RTEST(vals[2]))
+    if (vals[2] != Qundef)
+      args.nan = RTEST(vals[2]);
+    if (args.nan && !nanAllowed)
       rb_raise(rb_eNotImpError, "[%s] nan: true is not supported yet", op);
   }
   return args;
@@ -198,6 +205,44 @@ template <OpKind Op> VALUE scanMethod(int argc, VALUE *argv, VALUE self) {
   return wrapNode(std::move(n));
 }
 
+/// At most one axis: a sort's line.
+std::optional<int64_t> lineAxisArg(const ReduceArgs &args, const char *name) {
+  if (args.axes.size() > 1)
+    rb_raise(rb_eArgError, "[%s] one axis at most, not %zu", name, args.axes.size());
+  if (args.axes.empty())
+    return std::nullopt;
+  return args.axes[0];
+}
+
+/// sort and sort_index (axis:, nan:): NaN sorts last either way, which is
+/// where Numo's sort puts it by default (its nan: true leaves their place
+/// to its quicksort).
+template <OpKind Op> VALUE sortMethod(int argc, VALUE *argv, VALUE self) {
+  const char *name = opName(Op).data();
+  ArrayHandle &a = handleOf(self, name);
+  ReduceArgs args = parseReduceArgs(argc, argv, name, true);
+  if (args.keepdims)
+    rb_raise(rb_eArgError, "[%s] keepdims: has no meaning for a sort", name);
+  std::optional<int64_t> axis = lineAxisArg(args, name);
+  NodeRef n = guarded([&] {
+    releaseDeadHandles();
+    return Op == OpKind::Sort ? sortOp(a, axis) : sortIndexOp(a, axis);
+  });
+  return wrapNode(std::move(n));
+}
+
+/// median(axis:, keepdims:, nan:): NaN ignored, or propagated with nan: true.
+VALUE medianMethod(int argc, VALUE *argv, VALUE self) {
+  ArrayHandle &a = handleOf(self, "median");
+  ReduceArgs args = parseReduceArgs(argc, argv, "median", true);
+  std::optional<int64_t> axis = lineAxisArg(args, "median");
+  NodeRef n = guarded([&] {
+    releaseDeadHandles();
+    return medianOp(a, axis, args.keepdims, args.nan);
+  });
+  return compatResult(wrapNode(std::move(n)));
+}
+
 } // namespace
 
 void initReductions() {
@@ -205,6 +250,9 @@ void initReductions() {
   rb_define_method(cNArray, "sum", Fn(reduceMethod<OpKind::Sum>), -1);
   rb_define_method(cNArray, "cumsum", Fn(scanMethod<OpKind::CumSum>), -1);
   rb_define_method(cNArray, "cumprod", Fn(scanMethod<OpKind::CumProd>), -1);
+  rb_define_method(cNArray, "sort", Fn(sortMethod<OpKind::Sort>), -1);
+  rb_define_method(cNArray, "sort_index", Fn(sortMethod<OpKind::SortIndex>), -1);
+  rb_define_method(cNArray, "median", Fn(medianMethod), -1);
   rb_define_method(cNArray, "prod", Fn(reduceMethod<OpKind::Prod>), -1);
   rb_define_method(cNArray, "max", Fn(reduceMethod<OpKind::Max>), -1);
   rb_define_method(cNArray, "min", Fn(reduceMethod<OpKind::Min>), -1);

@@ -301,6 +301,17 @@ module DiffCases
       }
       # Scans run in the reference's order on both executors: exact.
       list["#{t} scan"] = -> { [input(t, 7, 9, seed: 30).cumsum, input(t, 5, 6, 7, seed: 31)[true, true, (6..0).step(-1)].cumprod(axis: 2)] }
+      # Sorts order by a total order (NaN last, -0.0 first, ties by
+      # position): one answer, exact on either executor.
+      list["#{t} sort"] = lambda {
+        a = input(t, 37, 301, seed: 34)
+        a[3, 5..9] = Float::NAN if FLOAT_TYPES.include?(t)
+        a[4, 0..99] = 0 # ties, and -0.0 beside 0.0 in the float classes
+        a[5, 0..49] = -a[5, 0..49] * 0 if FLOAT_TYPES.include?(t)
+        [a.sort, a.sort(axis: 0), a[true, (300..0).step(-3)].sort(axis: 1), a.sort_index,
+         a.sort_index(axis: 1), a.median, a.median(axis: 0), a.median(axis: 1, nan: true),
+         input(t, 5000, seed: 35).sort, input(t, 3, 0, seed: 36).sort(axis: 1)]
+      }
       list["#{t} stencil"] = lambda {
         v = input(t, 64, 48, seed: 24)
         ap = v * 4.0

@@ -308,6 +308,60 @@ class TestReductions < Minitest::Test
     assert_equal 1, Cumo.explain(a.cumsum).kernels.count { |k| k[:kind] == :scan }
   end
 
+  # Numo's examples: DFloat[3,4,1,2].sort is [1,2,3,4]; sort_index answers
+  # Int32 flat indices. NaN sorts last; -0.0 before 0.0; ties keep their
+  # order in sort_index.
+  def test_sort_and_sort_index
+    assert_equal [1, 2, 3, 4], Cumo::DFloat[3, 4, 1, 2].sort.to_a
+    idx = Cumo::NArray[3, 4, 1, 2].sort_index
+    assert_instance_of Cumo::Int32, idx
+    assert_equal [2, 3, 0, 1], idx.to_a
+    a = Cumo::DFloat[3, 1, Float::NAN, 2, -0.0, 0.0, -5]
+    sorted = a.sort.to_a
+    assert_equal [-5, 0, 0, 1, 2, 3], sorted[0, 6]
+    assert sorted[6].nan?
+    assert_equal [-Float::INFINITY, Float::INFINITY], sorted[1, 2].map { |z| 1.0 / z }
+    assert_equal [6, 4, 5, 1, 3, 0, 2], a.sort_index.to_a
+    assert_equal [1, 3, 0, 2], Cumo::Int16[9, 7, 9, 7].sort_index.to_a
+    b = Cumo::Int32[[5, 2, 9], [1, 7, 3]]
+    assert_equal [[2, 5, 9], [1, 3, 7]], b.sort(axis: 1).to_a
+    assert_equal [[1, 2, 3], [5, 7, 9]], b.sort(0).to_a
+    assert_equal [[1, 2, 3], [5, 7, 9]], b.sort.to_a # every element, row-major
+    assert_equal [[1, 0, 2], [3, 5, 4]], b.sort_index(axis: 1).to_a
+    assert_equal [[3, 1, 5], [0, 4, 2]], b.sort_index(axis: 0).to_a
+    # Through a reversed view, as it lies; the view itself is unchanged.
+    r = b[true, (2..0).step(-1)]
+    assert_equal [[2, 5, 9], [1, 3, 7]], r.sort(axis: 1).to_a
+    assert_equal [[9, 2, 5], [3, 7, 1]], r.to_a
+    assert_equal [1, 2, 0], Cumo::HFloat[2.5, -1, 0.5].sort_index.to_a
+    assert_equal [], Cumo::SFloat[].sort.to_a
+    assert_raises(NoMethodError) { Cumo::DComplex[1, 2].sort }
+    assert_raises(NoMethodError) { Cumo::Bit[1, 0].sort_index }
+    assert_raises(Cumo::NArray::DimensionError) { b.sort(axis: 2) }
+    assert_raises(ArgumentError) { b.sort(axis: [0, 1]) }
+    assert_equal 1, Cumo.explain(b.sort).kernels.count { |k| k[:kind] == :sort }
+  end
+
+  # Numo's median: NaN ignored by default, propagated with nan: true; an
+  # even count averages the middle pair in the class's arithmetic.
+  def test_median
+    assert_equal 2.5, Float(Cumo::DFloat[4, 1, 3, 2].median)
+    assert_equal 0.5, Float(Cumo::DFloat[3, 1, Float::NAN, 2, -0.0, 0.0, -5].median)
+    assert Float(Cumo::DFloat[1, Float::NAN].median(nan: true)).nan?
+    assert Float(Cumo::DFloat[Float::NAN, Float::NAN].median).nan?
+    b = Cumo::Int32[[5, 2, 9], [1, 7, 3]]
+    assert_equal [5, 3], b.median(axis: 1).to_a
+    assert_equal [3, 4, 6], b.median(0).to_a # (2 + 7) / 2 truncates
+    assert_equal 4, Integer(b.median)
+    assert_equal [[5], [3]], b.median(axis: 1, keepdims: true).to_a
+    assert_instance_of Cumo::Int32, b.median
+    assert_equal 127, Integer(Cumo::Int8[127, 127].median) # promoted, as C adds
+    assert_equal 1.5, Float(Cumo::HFloat[1, 2].median)
+    assert Float(Cumo::DFloat[].median).nan?
+    assert_raises(NoMethodError) { Cumo::SComplex[1].median }
+    assert_raises(Cumo::NArray::DimensionError) { b.median(axis: -3) }
+  end
+
   def test_compatible_mode_answers_ruby_numbers
     Cumo.enable_compatible_mode
     assert_equal 66, @i.sum
