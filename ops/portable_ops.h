@@ -777,6 +777,24 @@ CUMO_HD dcomplex rand_dcomplex(double lr, double li, double hr, double hi,
   return dcomplex(lr + (hr - lr) * u0, li + (hi - li) * u1);
 }
 
+// ---- the nan: reductions -----------------------------------------------------
+// nan_to(x, fill) is fill where x is NaN (sum, prod and mean with nan: true
+// skip NaN); nan_if(x, flag) is NaN where flag is nonzero (max and min with
+// nan: true answer NaN for a line holding one). Float and complex classes.
+#define CUMO_NAN_FUNCTIONS(T, NAN_VALUE)                                       \
+  CUMO_HD T nan_to(T x, T fill) { return m_isnan(x) ? fill : x; }              \
+  CUMO_HD T nan_if(T x, T flag) { return nonzero(flag) ? NAN_VALUE : x; }
+// The quiet NaN of single precision, spelled without math.h (NVRTC has none).
+#define CUMO_QUIET_NAN f32_of_bits(0x7fc00000u)
+CUMO_NAN_FUNCTIONS(float, CUMO_QUIET_NAN)
+CUMO_NAN_FUNCTIONS(double, (double)CUMO_QUIET_NAN)
+CUMO_NAN_FUNCTIONS(half, half(CUMO_QUIET_NAN))
+CUMO_NAN_FUNCTIONS(bfloat16, bfloat16(CUMO_QUIET_NAN))
+CUMO_NAN_FUNCTIONS(scomplex, scomplex(CUMO_QUIET_NAN, CUMO_QUIET_NAN))
+CUMO_NAN_FUNCTIONS(dcomplex, dcomplex((double)CUMO_QUIET_NAN, (double)CUMO_QUIET_NAN))
+#undef CUMO_QUIET_NAN
+#undef CUMO_NAN_FUNCTIONS
+
 // ---- sorting ----------------------------------------------------------------
 // sort_less is a total order on the values of each real class, so that any
 // correct sort gives one answer, the CPU's and the GPU's alike: numbers

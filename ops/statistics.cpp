@@ -30,16 +30,14 @@ int64_t foldedCount(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> axes)
   return n;
 }
 
-/// |x|^2 in x's real class: x * x for a real x (exactly |x| * |x|), abs
-/// then the square for a complex one, as Numo's m_square(m_abs(x)).
-NodeRef absSquared(const NodeRef &x) {
+} // namespace
+
+NodeRef absSquaredOf(const NodeRef &x) {
   if (!isComplex(x->dtype()))
     return binary(OpKind::Mul, x, x);
   NodeRef m = unary(OpKind::Abs, x);
   return binary(OpKind::Mul, m, m);
 }
-
-} // namespace
 
 NodeRef statisticOp(Statistic which, const ArrayHandle &a, llvm::ArrayRef<int64_t> axes,
                     bool keepdims) {
@@ -56,12 +54,12 @@ NodeRef statisticOp(Statistic which, const ArrayHandle &a, llvm::ArrayRef<int64_
   int64_t n = foldedCount(a.shape(), axes);
   NodeRef total;
   if (which == Statistic::Rms) {
-    total = reduce(OpKind::Sum, absSquared(x.value()), axes, keepdims);
+    total = reduce(OpKind::Sum, absSquaredOf(x.value()), axes, keepdims);
     total = withScalar(OpKind::Div, total, Scalar::ofFloat(double(n)));
   } else {
     NodeRef mean = reduce(OpKind::Mean, x.value(), axes, /*keepdims=*/true);
     NodeRef dev = binary(OpKind::Sub, x.value(), mean);
-    total = reduce(OpKind::Sum, absSquared(dev), axes, keepdims);
+    total = reduce(OpKind::Sum, absSquaredOf(dev), axes, keepdims);
     total = withScalar(OpKind::Div, total, Scalar::ofFloat(double(n - 1)));
   }
   if (which != Statistic::Var)

@@ -27,6 +27,10 @@ const char *statisticName(Statistic which);
 NodeRef statisticOp(Statistic which, const ArrayHandle &a,
                     llvm::ArrayRef<int64_t> axes, bool keepdims);
 
+/// |x|^2 in x's real class: x * x for a real x (exactly |x| * |x|), abs
+/// then the square for a complex one, as Numo's m_square(m_abs(x)).
+NodeRef absSquaredOf(const NodeRef &x);
+
 /// max - min over `axes`, in `a`'s class.
 NodeRef ptpOp(const ArrayHandle &a, llvm::ArrayRef<int64_t> axes, bool keepdims);
 

@@ -3,6 +3,7 @@
 // 0-dim array that stays on the device (a Ruby number in compatible mode).
 #include "ops/elementwise.h"
 #include "ops/index_reduction.h"
+#include "ops/nan_reduction.h"
 #include "ops/reduction.h"
 #include "ops/scan.h"
 #include "ops/sort.h"
@@ -79,8 +80,8 @@ ReduceArgs parseReduceArgs(int argc, VALUE *argv, const char *op,
 /// then `op(args)` under the engine lock; a 0-dim answer is a Ruby number
 /// in compatible mode.
 template <class F>
-VALUE reduceWith(int argc, VALUE *argv, const char *name, F op) {
-  ReduceArgs args = parseReduceArgs(argc, argv, name);
+VALUE reduceWith(int argc, VALUE *argv, const char *name, F op, bool nanAllowed = false) {
+  ReduceArgs args = parseReduceArgs(argc, argv, name, nanAllowed);
   NodeRef n = guarded([&] {
     releaseDeadHandles();
     return op(args);
@@ -93,17 +94,25 @@ template <OpKind Op> VALUE reduceMethod(int argc, VALUE *argv, VALUE self) {
   ArrayHandle &a = handleOf(self, name);
   if (a.dtype() == DType::Bit && Op != OpKind::Max && Op != OpKind::Min)
     rb_raise(rb_eNoMethodError, "[%s] undefined for Cumo::Bit; use count_true", name);
-  return reduceWith(argc, argv, name, [&](const ReduceArgs &args) {
-    return reduceOp(Op, a, args.axes, args.keepdims);
-  });
+  return reduceWith(
+      argc, argv, name,
+      [&](const ReduceArgs &args) {
+        return args.nan ? nanReduceOp(Op, a, args.axes, args.keepdims)
+                        : reduceOp(Op, a, args.axes, args.keepdims);
+      },
+      /*nanAllowed=*/true);
 }
 
 template <Statistic S> VALUE statisticMethod(int argc, VALUE *argv, VALUE self) {
   const char *name = statisticName(S);
   ArrayHandle &a = handleOf(self, name);
-  return reduceWith(argc, argv, name, [&](const ReduceArgs &args) {
-    return statisticOp(S, a, args.axes, args.keepdims);
-  });
+  return reduceWith(
+      argc, argv, name,
+      [&](const ReduceArgs &args) {
+        return args.nan ? nanStatisticOp(S, a, args.axes, args.keepdims)
+                        : statisticOp(S, a, args.axes, args.keepdims);
+      },
+      /*nanAllowed=*/true);
 }
 
 template <IndexReduction R> VALUE indexReductionMethod(int argc, VALUE *argv, VALUE self) {

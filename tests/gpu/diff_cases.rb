@@ -277,6 +277,11 @@ module DiffCases
       list["#{t} sum"] = -> { input(t, 1000, seed: 9).sum }
       list["#{t} max axis"] = -> { input(t, 23, 41, seed: 10).max(axis: 0) }
       list["#{t} min axis1 keepdims"] = -> { input(t, 23, 41, seed: 11).min(axis: 1, keepdims: true) }
+      # Sorts of every class (the float classes add NaN and -0.0 below).
+      list["#{t} sort plain"] = lambda {
+        a = input(t, 37, 301, seed: 38)
+        [a.sort, a.sort(axis: 0), a.sort_index(axis: 1), a.median(axis: 1), a.median]
+      }
     end
     FLOAT_TYPES.each do |t|
       list["#{t} pow"] = -> { input(t, 200, seed: 12).abs ** input(t, 200, seed: 13) }
@@ -301,13 +306,21 @@ module DiffCases
       }
       # Scans run in the reference's order on both executors: exact.
       list["#{t} scan"] = -> { [input(t, 7, 9, seed: 30).cumsum, input(t, 5, 6, 7, seed: 31)[true, true, (6..0).step(-1)].cumprod(axis: 2)] }
+      list["#{t} nan reductions"] = lambda {
+        a = input(t, 37, 301, seed: 37)
+        a[3, 5..9] = Float::NAN
+        a[7, true] = Float::NAN
+        [a.sum(nan: true), a.mean(axis: 1, nan: true), a.max(nan: true), a.min(axis: 0, nan: true),
+         a.var(axis: 1, nan: true), a.stddev(nan: true), a.rms(axis: 0, nan: true),
+         (a / 8).prod(axis: 1, nan: true), a.sum(axis: 0, keepdims: true, nan: true)]
+      }
       # Sorts order by a total order (NaN last, -0.0 first, ties by
       # position): one answer, exact on either executor.
       list["#{t} sort"] = lambda {
         a = input(t, 37, 301, seed: 34)
-        a[3, 5..9] = Float::NAN if FLOAT_TYPES.include?(t)
-        a[4, 0..99] = 0 # ties, and -0.0 beside 0.0 in the float classes
-        a[5, 0..49] = -a[5, 0..49] * 0 if FLOAT_TYPES.include?(t)
+        a[3, 5..9] = Float::NAN
+        a[4, 0..99] = 0 # ties
+        a[5, 0..49] = -a[5, 0..49] * 0 # -0.0 beside 0.0
         [a.sort, a.sort(axis: 0), a[true, (300..0).step(-3)].sort(axis: 1), a.sort_index,
          a.sort_index(axis: 1), a.median, a.median(axis: 0), a.median(axis: 1, nan: true),
          input(t, 5000, seed: 35).sort, input(t, 3, 0, seed: 36).sort(axis: 1)]

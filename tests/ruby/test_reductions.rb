@@ -362,6 +362,40 @@ class TestReductions < Minitest::Test
     assert_raises(Cumo::NArray::DimensionError) { b.median(axis: -3) }
   end
 
+  # Numo's _nan functions: with nan: true, sum, prod and mean skip NaN,
+  # max and min answer NaN for a line holding one (by default they skip
+  # it), var, stddev and rms fold the numbers only.
+  def test_nan_variants
+    nan = Float::NAN
+    a = Cumo::DFloat[[1, nan, 3], [4, 5, 6]]
+    assert Float(a.sum).nan?
+    assert_equal 19, Float(a.sum(nan: true))
+    assert_equal [4, 15], a.sum(axis: 1, nan: true).to_a
+    assert_equal 360, Float(a.prod(nan: true))
+    assert_in_delta 3.8, Float(a.mean(nan: true)), 1e-15
+    assert_equal [2, 5], a.mean(axis: 1, nan: true).to_a
+    assert_equal 6, Float(a.max)
+    assert Float(a.max(nan: true)).nan?
+    mins = a.min(axis: 1, nan: true).to_a
+    assert mins[0].nan?
+    assert_equal 4, mins[1]
+    assert_equal [4, 6], a.max(axis: 0, nan: true).to_a.values_at(0, 2)
+    assert_in_delta 3.7, Float(a.var(nan: true)), 1e-15
+    assert_in_delta Math.sqrt(2), a.stddev(axis: 1, nan: true).to_a[0], 1e-15
+    assert_in_delta Math.sqrt(17.4), Float(a.rms(nan: true)), 1e-15
+    assert_equal [[4], [15]], a.sum(axis: 1, keepdims: true, nan: true).to_a
+    # The sixteen-bit floats fold in single precision, as their plain sums.
+    assert_equal 3, Float(Cumo::HFloat[1, 2, nan].sum(nan: true))
+    assert_equal 1.5, Float(Cumo::SFloat[1, 2, nan].mean(nan: true))
+    z = Cumo::DComplex[1, Complex(nan, 0), 3].mean(nan: true)
+    assert_equal Complex(2, 0), z.extract
+    assert Float(Cumo::DFloat[nan].mean(nan: true)).nan? # no numbers: 0 / 0
+    # Integer classes hold no NaN: the plain answer.
+    assert_equal 3, Integer(Cumo::Int32[1, 2].sum(nan: true))
+    assert_raises(NotImplementedError) { a.cumsum(nan: true) }
+    assert_raises(NoMethodError) { Cumo::Int32[1].var(nan: true) }
+  end
+
   def test_compatible_mode_answers_ruby_numbers
     Cumo.enable_compatible_mode
     assert_equal 66, @i.sum
