@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "ops/compose.h"
+#include "ops/nan_reduction.h"
 #include "ops/record.h"
 
 #include <string>
@@ -67,7 +68,8 @@ NodeRef statisticOp(Statistic which, const ArrayHandle &a, llvm::ArrayRef<int64_
   return castNode(total, isComplex(t) ? realTypeOf(t) : t);
 }
 
-NodeRef ptpOp(const ArrayHandle &a, llvm::ArrayRef<int64_t> axes, bool keepdims) {
+NodeRef ptpOp(const ArrayHandle &a, llvm::ArrayRef<int64_t> axes, bool keepdims,
+              bool propagateNan) {
   if (isComplex(a.dtype()))
     opError(ErrorKind::NoMethod, "ptp",
             "undefined for Cumo::" + std::string(nameOf(a.dtype())) +
@@ -75,18 +77,20 @@ NodeRef ptpOp(const ArrayHandle &a, llvm::ArrayRef<int64_t> axes, bool keepdims)
   if (a.dtype() == DType::Bit)
     opError(ErrorKind::NoMethod, "ptp", "undefined for Cumo::Bit");
   reductionAxes("ptp", a, axes);
-  return binary(OpKind::Sub, reduceOp(OpKind::Max, a, axes, keepdims),
-                reduceOp(OpKind::Min, a, axes, keepdims));
+  auto extreme = propagateNan ? nanReduceOp : reduceOp;
+  return binary(OpKind::Sub, extreme(OpKind::Max, a, axes, keepdims),
+                extreme(OpKind::Min, a, axes, keepdims));
 }
 
 std::pair<NodeRef, NodeRef> minmaxOp(const ArrayHandle &a, llvm::ArrayRef<int64_t> axes,
-                                     bool keepdims) {
+                                     bool keepdims, bool propagateNan) {
   if (isComplex(a.dtype()))
     opError(ErrorKind::NoMethod, "minmax",
             "undefined for Cumo::" + std::string(nameOf(a.dtype())) +
                 ": complex values are not ordered");
   reductionAxes("minmax", a, axes);
-  return {reduceOp(OpKind::Min, a, axes, keepdims), reduceOp(OpKind::Max, a, axes, keepdims)};
+  auto extreme = propagateNan ? nanReduceOp : reduceOp;
+  return {extreme(OpKind::Min, a, axes, keepdims), extreme(OpKind::Max, a, axes, keepdims)};
 }
 
 NodeRef mulsumOp(const ArrayHandle &a, const ArrayHandle &b, llvm::ArrayRef<int64_t> axes,

@@ -31,12 +31,14 @@ NodeRef statisticOp(Statistic which, const ArrayHandle &a,
 /// then the square for a complex one, as Numo's m_square(m_abs(x)).
 NodeRef absSquaredOf(const NodeRef &x);
 
-/// max - min over `axes`, in `a`'s class.
-NodeRef ptpOp(const ArrayHandle &a, llvm::ArrayRef<int64_t> axes, bool keepdims);
+/// max - min over `axes`, in `a`'s class; NaN for a line holding one
+/// when `propagateNan` (nan: true), else NaN is skipped.
+NodeRef ptpOp(const ArrayHandle &a, llvm::ArrayRef<int64_t> axes, bool keepdims,
+              bool propagateNan = false);
 
-/// (min, max) over `axes`.
+/// (min, max) over `axes`, NaN as ptpOp treats it.
 std::pair<NodeRef, NodeRef> minmaxOp(const ArrayHandle &a, llvm::ArrayRef<int64_t> axes,
-                                     bool keepdims);
+                                     bool keepdims, bool propagateNan = false);
 
 /// The sum of a * b (broadcast) over `axes`.
 NodeRef mulsumOp(const ArrayHandle &a, const ArrayHandle &b,

@@ -125,18 +125,19 @@ template <IndexReduction R> VALUE indexReductionMethod(int argc, VALUE *argv, VA
 
 VALUE ptpMethod(int argc, VALUE *argv, VALUE self) {
   ArrayHandle &a = handleOf(self, "ptp");
-  return reduceWith(argc, argv, "ptp", [&](const ReduceArgs &args) {
-    return ptpOp(a, args.axes, args.keepdims);
-  });
+  return reduceWith(
+      argc, argv, "ptp",
+      [&](const ReduceArgs &args) { return ptpOp(a, args.axes, args.keepdims, args.nan); },
+      /*nanAllowed=*/true);
 }
 
 /// minmax: [min, max], as Numo answers it.
 VALUE minmaxMethod(int argc, VALUE *argv, VALUE self) {
   ArrayHandle &a = handleOf(self, "minmax");
-  ReduceArgs args = parseReduceArgs(argc, argv, "minmax");
+  ReduceArgs args = parseReduceArgs(argc, argv, "minmax", /*nanAllowed=*/true);
   auto [lo, hi] = guarded([&] {
     releaseDeadHandles();
-    return minmaxOp(a, args.axes, args.keepdims);
+    return minmaxOp(a, args.axes, args.keepdims, args.nan);
   });
   VALUE min = compatResult(wrapNode(std::move(lo)));
   VALUE max = compatResult(wrapNode(std::move(hi)));

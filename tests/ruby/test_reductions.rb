@@ -384,6 +384,11 @@ class TestReductions < Minitest::Test
     assert_in_delta Math.sqrt(2), a.stddev(axis: 1, nan: true).to_a[0], 1e-15
     assert_in_delta Math.sqrt(17.4), Float(a.rms(nan: true)), 1e-15
     assert_equal [[4], [15]], a.sum(axis: 1, keepdims: true, nan: true).to_a
+    assert_equal [2, 2], a.ptp(axis: 1).to_a
+    assert a.ptp(axis: 1, nan: true).to_a[0].nan?
+    lo, hi = a.minmax(axis: 0, nan: true)
+    assert_equal [1, 3], lo.to_a.values_at(0, 2)
+    assert hi.to_a[1].nan?
     # The sixteen-bit floats fold in single precision, as their plain sums.
     assert_equal 3, Float(Cumo::HFloat[1, 2, nan].sum(nan: true))
     assert_equal 1.5, Float(Cumo::SFloat[1, 2, nan].mean(nan: true))
