@@ -171,6 +171,49 @@ void emitSortedMedian(const KernelShape &s, const std::string &entry, std::strin
   os += "    P.out[P.out_off + line] = m;\n  }\n}\n";
 }
 
+/// The offset of row-major element `flat` of operand i, as a C expression
+/// (a lambda the kernel defines).
+void emitOffsetOf(const KernelShape &s, size_t i, std::string &os) {
+  std::string n = std::to_string(i), p = "P.in" + n;
+  os += "  auto at" + n + " = [&](long long flat) -> long long {\n";
+  os += "    long long at = " + p + "_off;\n";
+  os += "    for (int d = " + std::to_string(s.operandRanks[i]) + " - 1; d >= 0; --d) {\n";
+  os += "      at += (flat % " + p + "_ext[d]) * " + p + "_s[d];\n";
+  os += "      flat /= " + p + "_ext[d];\n    }\n    return at;\n  };\n";
+}
+
+/// gather and index_write: a thread per element of the result. A write
+/// finds its element in the table's sorted positions by bisection (each
+/// position once: no two threads write one element).
+void emitFancyIndex(const KernelShape &s, const std::string &entry, std::string &os) {
+  bool write = s.opaqueOp == OpKind::IndexWrite;
+  os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kScanBlock) +
+        ") " + entry + "(const unsigned char *__restrict__ params) {\n";
+  os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
+  emitOffsetOf(s, 0, os);
+  if (write)
+    emitOffsetOf(s, 2, os);
+  // Entry (row, k) of the table: [positions] for a read, [positions,
+  // sources] for a write.
+  std::string rowStride = write ? "P.in1_s[0]" : "0";
+  std::string kStride = write ? "P.in1_s[1]" : "P.in1_s[0]";
+  os += "  auto table = [&](long long row, long long k) -> long long {\n";
+  os += "    return (long long)P.in1[P.in1_off + row * " + rowStride + " + k * " + kStride +
+        "];\n  };\n";
+  os += "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < P.n;\n"
+        "       i += (long long)gridDim.x * blockDim.x) {\n";
+  if (!write) {
+    os += "    P.out[P.out_off + i] = P.in0[at0(table(0, i))];\n  }\n}\n";
+    return;
+  }
+  os += "    long long lo = 0, hi = P.in1_ext[1];\n";
+  os += "    while (lo < hi) {\n      const long long mid = (lo + hi) / 2;\n";
+  os += "      if (table(0, mid) < i) lo = mid + 1; else hi = mid;\n    }\n";
+  os += "    const bool hit = lo < P.in1_ext[1] && table(0, lo) == i;\n";
+  os += "    P.out[P.out_off + i] = hit ? P.in2[at2(table(1, lo))] : P.in0[at0(i)];\n";
+  os += "  }\n}\n";
+}
+
 } // namespace
 
 KernelShape analyzeOpaque(const Kernel &k) {
@@ -191,6 +234,9 @@ KernelShape analyzeOpaque(const Kernel &k) {
   case OpKind::SortedMedian:
     s.flat = k.opaqueInts.empty();
     return s;
+  case OpKind::Gather:
+  case OpKind::IndexWrite:
+    return s;
   default:
     noImplementation(k.opaqueOp);
   }
@@ -206,6 +252,9 @@ void emitOpaqueEntry(const KernelShape &s, const std::string &entry, std::string
     return emitSort(s, entry, os);
   case OpKind::SortedMedian:
     return emitSortedMedian(s, entry, os);
+  case OpKind::Gather:
+  case OpKind::IndexWrite:
+    return emitFancyIndex(s, entry, os);
   default:
     noImplementation(s.opaqueOp);
   }
@@ -240,6 +289,14 @@ LaunchConfig opaqueLaunch(const Kernel &k, const DeviceModel &model) {
       c.block = kSortBlock;
       c.grid = lines.length ? uint32_t(std::min<int64_t>(lines.count, cap)) : 0;
     }
+    return c;
+  }
+  case OpKind::Gather:
+  case OpKind::IndexWrite: {
+    int64_t n = k.domainSize();
+    int64_t cap = int64_t(std::max(model.smCount, 1)) * 16;
+    c.block = kScanBlock;
+    c.grid = uint32_t(std::min<int64_t>((n + kScanBlock - 1) / kScanBlock, cap));
     return c;
   }
   default:

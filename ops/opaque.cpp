@@ -1,6 +1,7 @@
 #include "ops/opaque.h"
 
 #include "core/error.h"
+#include "ops/fancy_index.h"
 #include "ops/scan.h"
 #include "ops/sort.h"
 
@@ -15,6 +16,9 @@ void runOpaqueReference(const OpaqueCall &call) {
   case OpKind::SortIndex:
   case OpKind::SortedMedian:
     return sortReference(call);
+  case OpKind::Gather:
+  case OpKind::IndexWrite:
+    return fancyIndexReference(call);
   default:
     break;
   }
@@ -31,6 +35,9 @@ std::string_view opaqueKindName(OpKind op) {
   case OpKind::SortIndex:
   case OpKind::SortedMedian:
     return "sort";
+  case OpKind::Gather:
+  case OpKind::IndexWrite:
+    return "index";
   default:
     return "opaque";
   }

@@ -85,6 +85,8 @@ IndexItem rangeItem(VALUE begin, VALUE end, bool exclusive, long step) {
   return it;
 }
 
+} // namespace
+
 IndexItem indexItemFrom(VALUE v, const char *op) {
   if (RB_INTEGER_TYPE_P(v) || RB_FLOAT_TYPE_P(v))
     return IndexItem::integer(NUM2LL(rb_Integer(RB_FLOAT_TYPE_P(v) ? rb_funcall(v, rb_intern("to_i"), 0) : v)));
@@ -127,14 +129,9 @@ IndexItem indexItemFrom(VALUE v, const char *op) {
     rb_arithmetic_sequence_extract(v, &c);
     return rangeItem(c.begin, c.end, c.exclude_end, NUM2LONG(c.step));
   }
-  if (RB_TYPE_P(v, T_ARRAY) || isNArray(v))
-    rb_raise(rb_eNotImpError,
-             "[%s] index arrays and masks are not supported yet", op);
   rb_raise(rb_eIndexError, "[%s] not allowed type: %" PRIsVALUE, op,
            rb_obj_class(v));
 }
-
-} // namespace
 
 std::vector<IndexItem> indexItemsFrom(int argc, const VALUE *argv, const char *op) {
   std::vector<IndexItem> items;

@@ -26,6 +26,8 @@ Shape shapeFromArgs(int argc, const VALUE *argv, const char *op);
 
 /// The index items of `a[...]`.
 std::vector<IndexItem> indexItemsFrom(int argc, const VALUE *argv, const char *op);
+/// One of them (an index array or a mask is ruby/indexing.cpp's).
+IndexItem indexItemFrom(VALUE v, const char *op);
 
 /// A Ruby value from one element.
 VALUE elementToRuby(DType dtype, const void *p);

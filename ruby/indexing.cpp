@@ -1,7 +1,9 @@
 // Indexing and layout methods: [], []=, aref_cpu, reshape, reshape!,
 // transpose, flatten.
 #include "ops/creation.h"
+#include "graph/engine.h"
 #include "ops/elementwise.h"
+#include "ops/fancy_index.h"
 #include "ops/indexing.h"
 #include "ops/shape_ops.h"
 #include "ops/record.h"
@@ -26,9 +28,78 @@ ArrayHandle *indexHandle(ArrayHandle &a, const std::vector<IndexItem> &items,
   return new ArrayHandle(copy.storageRef(), std::move(flat));
 }
 
+/// Whether some index is an index array or a mask (a Ruby Array or an
+/// NArray), which selects by a table of positions rather than a view.
+bool hasIndexArray(int argc, const VALUE *argv) {
+  for (int i = 0; i < argc; ++i)
+    if (RB_TYPE_P(argv[i], T_ARRAY) || isNArray(argv[i]))
+      return true;
+  return false;
+}
+
+/// One index as a FancyItem: an NArray of an integer class or a Ruby Array
+/// gives its values (read back from the device: a sync), a Bit mask the
+/// positions of its true elements in row-major order.
+FancyItem fancyItemFrom(VALUE v, const char *op) {
+  FancyItem f;
+  if (RB_TYPE_P(v, T_ARRAY)) {
+    HostArray h = hostArrayFrom(v, DType::Int64, op);
+    f.isList = true;
+    f.listShape = h.shape;
+    const int64_t *p = reinterpret_cast<const int64_t *>(h.bytes.data());
+    f.positions.assign(p, p + numElements(h.shape));
+    return f;
+  }
+  if (!isNArray(v)) {
+    f.item = indexItemFrom(v, op);
+    return f;
+  }
+  ArrayHandle &h = handleOf(v, op);
+  DType t = h.dtype();
+  if (t != DType::Bit && !isInteger(t))
+    rb_raise(rb_eTypeError, "[%s] an index array is of an integer class or Bit, not %s", op,
+             className(t).c_str());
+  f.isList = true;
+  int64_t n = numElements(h.shape());
+  guarded([&] {
+    if (t == DType::Bit) {
+      std::vector<uint8_t> bits(static_cast<size_t>(n));
+      Engine::get().read(h, bits.data());
+      for (int64_t i = 0; i < n; ++i)
+        if (bits[size_t(i)])
+          f.positions.push_back(i);
+      f.maskLength = n;
+      f.listShape = {int64_t(f.positions.size())};
+      return;
+    }
+    ArrayHandle wide(t == DType::Int64 ? h.value() : castTo(h, DType::Int64));
+    f.positions.resize(size_t(n));
+    Engine::get().read(wide, f.positions.data());
+    f.listShape = toShape(h.shape());
+  });
+  return f;
+}
+
+/// What index arrays and masks select from `a`.
+Selection fancySelectionOf(const ArrayHandle &a, int argc, const VALUE *argv, const char *op) {
+  std::vector<FancyItem> items;
+  for (int i = 0; i < argc; ++i)
+    items.push_back(fancyItemFrom(argv[i], op));
+  return guarded([&] { return fancySelection(a.shape(), items, op); });
+}
+
 /// What `self[*argv]` selects, as an NArray (errors name `op`).
 VALUE aref(int argc, VALUE *argv, VALUE self, const char *op) {
   ArrayHandle &a = handleOf(self, op);
+  if (hasIndexArray(argc, argv)) {
+    // A copy of the selected elements (Numo answers a view of them).
+    Selection sel = fancySelectionOf(a, argc, argv, op);
+    NodeRef n = guarded([&] {
+      releaseDeadHandles();
+      return gatherOp(a, sel);
+    });
+    return wrapNode(std::move(n));
+  }
   std::vector<IndexItem> items = indexItemsFrom(argc, argv, op);
   ArrayHandle *h = guarded([&] {
     ArrayHandle *v = indexHandle(a, items, op);
@@ -80,12 +151,45 @@ HostArray shapedHostArray(VALUE ary, DType t, llvm::ArrayRef<int64_t> shape,
   return h;
 }
 
+/// a[index arrays or masks] = value: the selected elements replaced, the
+/// value broadcast to the selection's shape (a Ruby Array laid out in it).
+VALUE indexArrayWrite(ArrayHandle &a, int argc, VALUE *argv, VALUE value) {
+  Selection sel = fancySelectionOf(a, argc, argv, "[]=");
+  DType t = a.dtype();
+  HostArray host;
+  bool fromArray = RB_TYPE_P(value, T_ARRAY);
+  if (fromArray)
+    host = shapedHostArray(value, t, sel.shape, "[]=");
+  Scalar scalar;
+  bool fromScalar = !fromArray && !isNArray(value);
+  if (fromScalar)
+    scalar = scalarFor(value, t, "[]=");
+  ArrayHandle *src = isNArray(value) ? &handleOf(value, "[]=") : nullptr;
+  guarded([&] {
+    releaseDeadHandles();
+    NodeRef v;
+    if (fromArray)
+      v = uploadNode(t, host.shape, host.bytes.data());
+    else if (fromScalar)
+      v = fillNode(t, sel.shape, scalar);
+    else {
+      checkCast(src->dtype(), t, "[]=");
+      v = castNode(broadcastNode(src->value(), sel.shape, "[]="), t);
+    }
+    ArrayHandle whole(a.storageRef(), a.layout());
+    assignValue(whole, indexWriteOp(a, sel, v), "[]=");
+  });
+  return value;
+}
+
 VALUE asetMethod(int argc, VALUE *argv, VALUE self) {
   if (argc < 1)
     rb_raise(rb_eArgError, "[[]=] needs a value");
   checkFrozen(self, "[]=");
   ArrayHandle &a = handleOf(self, "[]=");
   VALUE value = argv[argc - 1];
+  if (hasIndexArray(argc - 1, argv))
+    return indexArrayWrite(a, argc - 1, argv, value);
   std::vector<IndexItem> items = indexItemsFrom(argc - 1, argv, "[]=");
   // The target's shape decides how a Ruby Array value is laid out.
   Layout target = guarded([&] {

@@ -277,6 +277,13 @@ module DiffCases
       list["#{t} sum"] = -> { input(t, 1000, seed: 9).sum }
       list["#{t} max axis"] = -> { input(t, 23, 41, seed: 10).max(axis: 0) }
       list["#{t} min axis1 keepdims"] = -> { input(t, 23, 41, seed: 11).min(axis: 1, keepdims: true) }
+      list["#{t} index arrays"] = lambda {
+        a = input(t, 37, 41, seed: 39)
+        b = a.dup
+        b[[3, 0, 3], true] = input(t, 3, 41, seed: 40)
+        b[b > 0] = 1
+        [a[[5, -1, 0]], a[true, [40, 2]], a[(a > 0)], a.transpose[[1, 2], 3..9], b]
+      }
       # Sorts of every class (the float classes add NaN and -0.0 below).
       list["#{t} sort plain"] = lambda {
         a = input(t, 37, 301, seed: 38)

@@ -233,4 +233,72 @@ class TestIndexing < Minitest::Test
     assert_equal :yes, (cmp ? :yes : :no)
     assert_equal false, a.aref_cpu(0) < 1.0
   end
+
+  # Index arrays and masks, as Numo takes them: each selects along its own
+  # axis (orthogonal), a single one among the elements in row-major order.
+  def test_index_arrays_read
+    a = Cumo::DFloat.new(3, 4).seq
+    assert_equal [0, 2], a[[0, 2]].to_a
+    assert_equal [[0, 1, 2, 3], [8, 9, 10, 11]], a[[0, 2], true].to_a
+    assert_equal [[3, 3, 0], [7, 7, 4], [11, 11, 8]], a[true, [3, -1, 0]].to_a
+    assert_equal [[4, 6]], a[[1], [0, 2]].to_a
+    assert_equal [[5, 7]], a[1..1, [1, 3]].to_a
+    assert_equal [5, 6], a[Cumo::Int32[5, 6]].to_a
+    assert_equal [11, 0], a[Cumo::UInt8[11, 0]].to_a
+    assert_equal [[0, 1], [2, 3]], a[[[0, 1], [2, 3]]].to_a # a single index keeps its shape
+    assert_equal [4, 6], a[1, [0, 2]].to_a # an integer drops its axis
+    assert_equal [[[4, 6]]], a[:new, 1..1, [0, 2]].to_a
+    assert_equal [], a[[]].to_a
+    # A copy: writing it leaves the array as it was.
+    c = a[[0, 1]]
+    c[0] = 99
+    assert_equal 0, Float(a[0, 0])
+    assert_equal 1, Cumo.explain(a[[1, 2]]).kernels.count { |k| k[:kind] == :index }
+  end
+
+  def test_masks_read
+    a = Cumo::DFloat.new(3, 4).seq
+    assert_equal [7, 8, 9, 10, 11], a[a > 6].to_a
+    assert_equal [[0, 3], [4, 7], [8, 11]], a[true, Cumo::Bit[1, 0, 0, 1]].to_a
+    assert_equal [], a[a > 100].to_a
+    assert_instance_of Cumo::Int16, Cumo::Int16[5, 6, 7][Cumo::Bit[0, 1, 1]]
+  end
+
+  def test_index_arrays_and_masks_write
+    b = Cumo::DFloat.new(3, 4).seq
+    b[[0, 2], 1] = [100, 200]
+    assert_equal [[0, 100, 2, 3], [4, 5, 6, 7], [8, 200, 10, 11]], b.to_a
+    b[b > 100] = -1
+    assert_equal(-1, Float(b[2, 1]))
+    assert_equal 100, Float(b[0, 1])
+    b[true, [0]] = Cumo::DFloat[[7], [8], [9]]
+    assert_equal [7, 8, 9], b[true, 0].to_a
+    b[[1, 3]] = 0.5 # flat positions 1 and 3
+    assert_equal [7, 0.5, 2, 0.5], b[0, true].to_a
+    # The last write of a position wins, as Numo's loop writes it.
+    c = Cumo::Int32[1, 2, 3, 4]
+    c[[0, 0, 3]] = Cumo::Int32[7, 8, 9]
+    assert_equal [8, 2, 3, 9], c.to_a
+    # Through a view, into the array it views.
+    a = Cumo::DFloat.new(3, 4).seq
+    v = a[1, true]
+    v[[0, 3]] = 55
+    assert_equal [55, 5, 6, 55], a[1, true].to_a
+    assert_equal [0, 1, 2, 3], a[0, true].to_a
+  end
+
+  def test_index_array_errors_leave_the_array_as_it_was
+    a = Cumo::DFloat.new(3, 4).seq
+    assert_raises(IndexError) { a[[12]] }
+    assert_raises(IndexError) { a[true, [4]] }
+    assert_raises(IndexError) { a[[-4], true] }
+    assert_raises(TypeError) { a[Cumo::SFloat[1]] }
+    assert_raises(Cumo::NArray::ShapeError) { a[Cumo::Bit[1, 0]] }
+    assert_raises(Cumo::NArray::ShapeError) { a[true, Cumo::Bit[1, 0, 1]] }
+    assert_raises(IndexError) { a[[0], [1], [2]] }
+    assert_raises(IndexError) { a[true, [9]] = 1 }
+    assert_raises(Cumo::NArray::ShapeError) { a[[0, 1]] = Cumo::DFloat[1, 2, 3] }
+    assert_raises(IndexError) { Cumo::DFloat[] [[0]] }
+    assert_equal Cumo::DFloat.new(3, 4).seq.to_a, a.to_a
+  end
 end
