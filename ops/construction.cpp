@@ -12,10 +12,10 @@ namespace cumo {
 
 namespace {
 
-void checkFloat(DType t, std::string_view op) {
-  if (!isFloat(t))
+void checkInexact(DType t, std::string_view op) {
+  if (!isFloat(t) && !isComplex(t))
     opError(ErrorKind::NoMethod, op,
-            "undefined for Cumo::" + std::string(nameOf(t)) + " (float classes only)");
+            "undefined for " + className(t) + " (float and complex classes only)");
 }
 
 /// `op(x, y)` in `dtype`, broadcasting a 0-dim operand.
@@ -42,25 +42,31 @@ void eyeInto(ArrayHandle &a, const Scalar &value, int64_t offset) {
 
 NodeRef logseqNode(DType dtype, llvm::ArrayRef<int64_t> shape, const Scalar &begin,
                    const Scalar &step, const Scalar &base) {
-  checkFloat(dtype, "logseq");
+  checkInexact(dtype, "logseq");
   NodeRef exponent = seqNode(dtype, shape, begin, step);
   return apply(OpKind::Pow, dtype, scalarNode(dtype, base), exponent);
 }
 
 NodeRef randNormNode(DType dtype, llvm::ArrayRef<int64_t> shape, const Scalar &mu,
                      const Scalar &sigma) {
-  checkFloat(dtype, "rand_norm");
+  checkInexact(dtype, "rand_norm");
+  // Box-Muller in the real class: a complex value takes both normals of
+  // its pair (the cosine's real, the sine's imaginary), as Numo's does.
+  DType real = isComplex(dtype) ? realTypeOf(dtype) : dtype;
   Scalar zero = Scalar::ofFloat(0.0), one = Scalar::ofFloat(1.0);
-  NodeRef u1 = randNode(dtype, shape, zero, one);
-  NodeRef u2 = randNode(dtype, shape, zero, one);
+  NodeRef u1 = randNode(real, shape, zero, one);
+  NodeRef u2 = randNode(real, shape, zero, one);
   // 1 - u1 lies in (0, 1], so the logarithm is finite.
-  NodeRef r = apply(OpKind::Sqrt, dtype,
-                    apply(OpKind::Mul, dtype, constant(dtype, -2.0),
-                          apply(OpKind::Log, dtype,
-                                apply(OpKind::Sub, dtype, constant(dtype, 1.0), u1))));
-  NodeRef c = apply(OpKind::Cos, dtype,
-                    apply(OpKind::Mul, dtype, constant(dtype, 2.0 * M_PI), u2));
-  NodeRef z = apply(OpKind::Mul, dtype, r, c);
+  NodeRef r = apply(OpKind::Sqrt, real,
+                    apply(OpKind::Mul, real, constant(real, -2.0),
+                          apply(OpKind::Log, real,
+                                apply(OpKind::Sub, real, constant(real, 1.0), u1))));
+  NodeRef angle = apply(OpKind::Mul, real, constant(real, 2.0 * M_PI), u2);
+  NodeRef z = apply(OpKind::Mul, real, r, apply(OpKind::Cos, real, angle));
+  if (isComplex(dtype)) {
+    NodeRef im = apply(OpKind::Mul, real, r, apply(OpKind::Sin, real, angle));
+    z = apply(OpKind::MakeComplex, dtype, z, im);
+  }
   return apply(OpKind::Add, dtype, scalarNode(dtype, mu),
                apply(OpKind::Mul, dtype, scalarNode(dtype, sigma), z));
 }

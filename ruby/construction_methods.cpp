@@ -26,6 +26,12 @@ void requireFloat(DType t, const char *op) {
              std::string(nameOf(t)).c_str());
 }
 
+void requireInexact(DType t, const char *op) {
+  if (!isFloat(t) && !isComplex(t))
+    rb_raise(rb_eNoMethodError, "[%s] undefined for %s (float and complex classes only)", op,
+             className(t).c_str());
+}
+
 /// Writes what `make` answers into the whole of `self` (self answered).
 template <class F> VALUE writeInto(VALUE self, const char *op, F &&make) {
   checkFrozen(self, op);
@@ -99,7 +105,7 @@ VALUE logspaceMethod(int argc, VALUE *argv, VALUE klass) {
 VALUE logseqMethod(int argc, VALUE *argv, VALUE self) {
   VALUE vbeg, vstep, vbase;
   rb_scan_args(argc, argv, "21", &vbeg, &vstep, &vbase);
-  requireFloat(handleOf(self, "logseq").dtype(), "logseq");
+  requireInexact(handleOf(self, "logseq").dtype(), "logseq");
   Scalar beg = scalarFrom(vbeg, "logseq"), step = scalarFrom(vstep, "logseq");
   Scalar base = NIL_P(vbase) ? Scalar::ofFloat(10.0) : scalarFrom(vbase, "logseq");
   return writeInto(self, "logseq", [&](const ArrayHandle &a) {
@@ -110,7 +116,7 @@ VALUE logseqMethod(int argc, VALUE *argv, VALUE self) {
 VALUE randNormMethod(int argc, VALUE *argv, VALUE self) {
   VALUE vmu, vsigma;
   rb_scan_args(argc, argv, "02", &vmu, &vsigma);
-  requireFloat(handleOf(self, "rand_norm").dtype(), "rand_norm");
+  requireInexact(handleOf(self, "rand_norm").dtype(), "rand_norm");
   Scalar mu = NIL_P(vmu) ? Scalar::ofFloat(0.0) : scalarFrom(vmu, "rand_norm");
   Scalar sigma = NIL_P(vsigma) ? Scalar::ofFloat(1.0) : scalarFrom(vsigma, "rand_norm");
   return writeInto(self, "rand_norm", [&](const ArrayHandle &a) {

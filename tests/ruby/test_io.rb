@@ -50,6 +50,27 @@ class TestIO < Minitest::Test
     assert_equal [1.0, 10.0, 100.0], Cumo::SFloat.new(3).logseq(0, 1).to_a
     assert_raises(NoMethodError) { Cumo::Int32.new(3).logseq(0, 1) }
     assert_raises(NoMethodError) { Cumo::Int32.logspace(0, 1) }
+    # Complex classes: base ** (begin + i * step), in complex arithmetic.
+    z = Cumo::DComplex.new(4).logseq(0, 1i).to_a
+    4.times { |k| assert_in_delta 0, (z[k] - Complex.polar(1, k * Math.log(10))).abs, 1e-12 }
+    assert_equal [2, 4], Cumo::SComplex.new(2).logseq(1, 1, 2).to_a.map(&:real)
+  end
+
+  # Numo's complex rand_norm: mu + sigma * (x + yi), x and y the two normals
+  # of one Box-Muller pair.
+  def test_complex_rand_norm
+    Cumo::NArray.srand(12)
+    z = Cumo::DComplex.new(100_000).rand_norm(5 + 5i, 2)
+    m = z.mean.extract
+    assert_in_delta 5, m.real, 0.03
+    assert_in_delta 5, m.imag, 0.03
+    assert_in_delta 2, Float(z.real.stddev), 0.03
+    assert_in_delta 2, Float(z.imag.stddev), 0.03
+    assert_in_delta 0, Float(((z.real - 5) * (z.imag - 5)).mean), 0.05 # independent parts
+    Cumo::NArray.srand(3)
+    a = Cumo::SComplex.new(5).rand_norm.to_a
+    Cumo::NArray.srand(3)
+    assert_equal a, Cumo::SComplex.new(5).rand_norm.to_a
   end
 
   # ---- rand_norm ----------------------------------------------------------------------
