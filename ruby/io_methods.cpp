@@ -260,6 +260,14 @@ const ArrayHandle &bitReceiver(VALUE self, const char *op) {
   return a;
 }
 
+/// mask(array): the elements of `array` where this Bit is true, as
+/// array[self] selects them.
+VALUE maskMethod(VALUE self, VALUE array) {
+  bitReceiver(self, "mask");
+  handleOf(array, "mask");
+  return rb_funcall(array, rb_intern("[]"), 1, self);
+}
+
 VALUE whereMethod(VALUE self) {
   const ArrayHandle &a = bitReceiver(self, "where");
   return whereIndices(a, readDense(a), true);
@@ -303,6 +311,7 @@ void initIOMethods() {
   rb_define_method(cNArray, "each_with_index", Fn(eachWithIndexMethod), 0);
   rb_define_method(cNArray, "map_with_index", Fn(mapWithIndexMethod), 0);
   rb_define_method(cNArray, "where", Fn(whereMethod), 0);
+  rb_define_method(cNArray, "mask", Fn(maskMethod), 1);
   rb_define_method(cNArray, "where2", Fn(where2Method), 0);
   rb_define_singleton_method(cNArray, "inspect_rows", Fn(inspectRows), 0);
   rb_define_singleton_method(cNArray, "inspect_rows=", Fn(setInspectRows), 1);

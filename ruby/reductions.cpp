@@ -178,6 +178,43 @@ VALUE countMethod(int argc, VALUE *argv, VALUE self, bool truth, const char *nam
   return compatResult(wrapNode(std::move(n)));
 }
 
+/// all?, any? and none? of a Bit (axes positional or axis:, keepdims:): a
+/// Bit array along axes, Ruby's true or false over every element (a read).
+/// An empty array is all? and none?, never any?.
+VALUE truthMethod(int argc, VALUE *argv, VALUE self, OpKind fold, bool negate,
+                  const char *name) {
+  ArrayHandle &a = handleOf(self, name);
+  if (a.dtype() != DType::Bit)
+    rb_raise(rb_eNoMethodError, "[%s] defined for Cumo::Bit only", name);
+  ReduceArgs args = parseReduceArgs(argc, argv, name);
+  if (args.axes.empty() && numElements(a.shape()) == 0)
+    return fold == OpKind::Min || negate ? Qtrue : Qfalse;
+  NodeRef n = guarded([&] {
+    releaseDeadHandles();
+    NodeRef r = reduceOp(fold, a, args.axes, args.keepdims);
+    if (!negate)
+      return r;
+    ArrayHandle h(r);
+    return binaryOp(OpKind::Eq, Operand::of(h), Operand::of(Scalar::ofInt(0)));
+  });
+  VALUE r = wrapNode(std::move(n));
+  if (!args.axes.empty())
+    return r;
+  return RTEST(rb_funcall(rb_funcall(r, rb_intern("extract_cpu"), 0), rb_intern("nonzero?"), 0))
+             ? Qtrue
+             : Qfalse;
+}
+
+VALUE allMethod(int argc, VALUE *argv, VALUE self) {
+  return truthMethod(argc, argv, self, OpKind::Min, false, "all?");
+}
+VALUE anyMethod(int argc, VALUE *argv, VALUE self) {
+  return truthMethod(argc, argv, self, OpKind::Max, false, "any?");
+}
+VALUE noneMethod(int argc, VALUE *argv, VALUE self) {
+  return truthMethod(argc, argv, self, OpKind::Max, true, "none?");
+}
+
 VALUE countTrueMethod(int argc, VALUE *argv, VALUE self) {
   return countMethod(argc, argv, self, true, "count_true");
 }
@@ -279,6 +316,9 @@ void initReductions() {
   rb_define_method(cNArray, "minmax", Fn(minmaxMethod), -1);
   rb_define_method(cNArray, "mulsum", Fn(mulsumMethod), -1);
   rb_define_method(cNArray, "count_true", Fn(countTrueMethod), -1);
+  rb_define_method(cNArray, "all?", Fn(allMethod), -1);
+  rb_define_method(cNArray, "any?", Fn(anyMethod), -1);
+  rb_define_method(cNArray, "none?", Fn(noneMethod), -1);
   rb_define_method(cNArray, "count_false", Fn(countFalseMethod), -1);
   rb_define_method(cNArray, "count_true_cpu", Fn(countTrueCpuMethod), -1);
   rb_define_method(cNArray, "count_false_cpu", Fn(countFalseCpuMethod), -1);

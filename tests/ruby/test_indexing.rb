@@ -262,6 +262,9 @@ class TestIndexing < Minitest::Test
     assert_equal [[0, 3], [4, 7], [8, 11]], a[true, Cumo::Bit[1, 0, 0, 1]].to_a
     assert_equal [], a[a > 100].to_a
     assert_instance_of Cumo::Int16, Cumo::Int16[5, 6, 7][Cumo::Bit[0, 1, 1]]
+    # Numo's Bit#mask: the elements of its argument where the bit is set.
+    assert_equal [5, 7], Cumo::Bit[1, 0, 1].mask(Cumo::DFloat[5, 6, 7]).to_a
+    assert_raises(NoMethodError) { Cumo::DFloat[1].mask(Cumo::DFloat[1]) }
   end
 
   def test_index_arrays_and_masks_write

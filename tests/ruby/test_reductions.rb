@@ -401,6 +401,24 @@ class TestReductions < Minitest::Test
     assert_raises(NoMethodError) { Cumo::Int32[1].var(nan: true) }
   end
 
+  # Numo's Bit#all?, any?, none?: Ruby's true or false over every element,
+  # a Bit array along axes.
+  def test_bit_truth
+    b = Cumo::Bit[[1, 0, 1], [1, 1, 1]]
+    assert_equal false, b.all?
+    assert_equal true, b.any?
+    assert_equal false, b.none?
+    assert_equal [0, 1], b.all?(axis: 1).to_a
+    assert_equal [1, 1, 1], b.any?(0).to_a
+    assert_equal [1, 0, 1], b.all?(0).to_a
+    assert_equal [0, 0], b.none?(axis: 1).to_a
+    assert_equal true, Cumo::Bit[].all?
+    assert_equal false, Cumo::Bit[].any?
+    assert_equal true, Cumo::Bit[0, 0].none?
+    assert_equal true, (Cumo::DFloat[1, 2] > 0).all?
+    assert_raises(NoMethodError) { Cumo::DFloat[1].all? }
+  end
+
   def test_compatible_mode_answers_ruby_numbers
     Cumo.enable_compatible_mode
     assert_equal 66, @i.sum
