@@ -260,6 +260,41 @@ CUMO_MATH2(copysign, copysign)
 #undef CUMO_MATH1
 #undef CUMO_MATH2
 
+// The activations, as the spec's Fused Operations define them (a sixteen-
+// bit float computes each in single precision and rounds once, as every
+// element function of one does):
+//   gelu       0.5 * x * (1 + erf(x / sqrt(2))), as PyTorch's approximate='none'
+//   gelu_tanh  0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
+//   silu       x / (1 + exp(-x)): one division, not x * sigmoid(x)
+//   sigmoid    1 / (1 + exp(-x)) for x >= 0, and exp(x) / (1 + exp(x))
+//              below, which keeps exp's argument negative (no overflow)
+//   softplus   log(1 + exp(x)), the sum before the logarithm; x itself
+//              where exp(x) overflows
+// -Infinity answers NaN in gelu, gelu_tanh and silu (infinity times zero).
+#define CUMO_ACTIVATIONS(T, SQRT1_2, BETA, EXP, LOG, ERF, TANH)                \
+  CUMO_HD T m_gelu(T x) { return (T)0.5 * x * ((T)1 + ERF(x * (T)SQRT1_2)); }  \
+  CUMO_HD T m_gelu_tanh(T x) {                                                 \
+    T inner = (T)BETA * (x + (T)0.044715 * (x * x * x));                       \
+    return (T)0.5 * x * ((T)1 + TANH(inner));                                  \
+  }                                                                            \
+  CUMO_HD T m_silu(T x) { return x / ((T)1 + EXP(-x)); }                       \
+  CUMO_HD T m_sigmoid(T x) {                                                   \
+    if (x >= (T)0)                                                             \
+      return (T)1 / ((T)1 + EXP(-x));                                          \
+    T e = EXP(x);                                                              \
+    return e / ((T)1 + e);                                                     \
+  }                                                                            \
+  CUMO_HD T m_softplus(T x) {                                                  \
+    T e = EXP(x);                                                              \
+    bool overflowed = e == e && e - e != e - e; /* inf - inf is NaN */         \
+    return overflowed ? x : LOG((T)1 + e);                                     \
+  }
+CUMO_ACTIVATIONS(float, 0.70710678118654752440, 0.79788456080286535588, expf, logf,
+                 erff, tanhf)
+CUMO_ACTIVATIONS(double, 0.70710678118654752440, 0.79788456080286535588, exp, log,
+                 erf, tanh)
+#undef CUMO_ACTIVATIONS
+
 // sinc(x) = sin(x) / x, and 1 at 0 (Numo's m_sinc).
 CUMO_HD float m_sinc(float x) { return x == 0.0f ? 1.0f : sinf(x) / x; }
 CUMO_HD double m_sinc(double x) { return x == 0.0 ? 1.0 : sin(x) / x; }
@@ -470,6 +505,11 @@ CUMO_HD float to_f32(bfloat16 a) { return (float)a; }
   CUMO_NARROW_UNARY(T, m_atanh)                                                \
   CUMO_NARROW_UNARY(T, m_erf)                                                  \
   CUMO_NARROW_UNARY(T, m_erfc)                                                 \
+  CUMO_NARROW_UNARY(T, m_gelu)                                                 \
+  CUMO_NARROW_UNARY(T, m_gelu_tanh)                                            \
+  CUMO_NARROW_UNARY(T, m_silu)                                                 \
+  CUMO_NARROW_UNARY(T, m_sigmoid)                                              \
+  CUMO_NARROW_UNARY(T, m_softplus)                                             \
   CUMO_NARROW_UNARY(T, m_sinc)                                                 \
   CUMO_NARROW_UNARY(T, m_frexp)                                                \
   CUMO_NARROW_UNARY(T, m_frexp_exp)                                            \

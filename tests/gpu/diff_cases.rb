@@ -59,7 +59,7 @@ module DiffCases
   def math_cases(list)
     FLOAT_TYPES.each do |t|
       %i[sqrt cbrt exp exp2 exp10 expm1 log log2 log10 log1p sin cos tan asin acos atan
-         sinh cosh tanh asinh acosh atanh erf erfc sinc].each_with_index do |fn, i|
+         sinh cosh tanh asinh acosh atanh erf erfc sinc gelu gelu_tanh silu sigmoid softplus].each_with_index do |fn, i|
         list["#{t} math:#{fn}"] = -> { klass(t)::Math.send(fn, math_input(t, fn, 40 + i)) }
       end
       list["#{t} math:atan2"] = -> { Cumo::NMath.atan2(input(t, 13, 31, seed: 70), input(t, 31, seed: 71)) }

@@ -468,4 +468,48 @@ class TestMath < Minitest::Test
     want = x.to_a.map { |v| Math.tanh(Math.sin(v) * 2).clamp(-0.5, 0.5).round.to_f }
     assert_equal want, y.to_a
   end
+
+  # The spec's activations: its printed values and edges.
+  def test_activations
+    m = Cumo::NMath
+    inf = Float::INFINITY
+    # sigmoid keeps exp's argument negative; written out, it reaches zero.
+    assert_in_delta 3.783506e-44, m.sigmoid(Cumo::SFloat[-100.0]).to_a.first, 1e-50
+    assert_equal 0.0, (1.0 / (1.0 + m.exp(Cumo::SFloat[100.0]))).to_a.first
+    { Cumo::HFloat => -17.5, Cumo::BFloat => -93.0, Cumo::SFloat => -104.0 }.each do |k, zero|
+      assert_equal 0.0, m.sigmoid(k[zero]).to_a.first, k.name
+      assert_operator m.sigmoid(k[zero + 1]).to_a.first, :>, 0.0, k.name
+    end
+    x = Cumo::DFloat[0, 0.5, 3, 40]
+    assert_equal (1.0 / (1.0 + m.exp(-x))).to_a, m.sigmoid(x).to_a # non-negative: the plain quotient
+    # softplus: the sum before the log, single-precision exp for half, x on overflow.
+    h = Cumo::HFloat[22.26]
+    assert_equal [inf], m.log(1.0 + m.exp(h)).to_a
+    assert_equal [22.265625], m.softplus(h).to_a
+    assert_equal [0.0], m.softplus(Cumo::SFloat[-17.0]).to_a
+    assert_equal [0.0], m.softplus(Cumo::DFloat[-37.0]).to_a
+    assert_equal [inf, 0.0, 800.0], m.softplus(Cumo::DFloat[inf, -inf, 800]).to_a
+    assert_in_delta Math.log(1 + Math.exp(1.5)), Float(m.softplus(Cumo::DFloat[1.5])[0]), 1e-15
+    # gelu, gelu_tanh and silu: -Infinity is NaN, a large negative x a signed zero.
+    [:gelu, :gelu_tanh, :silu].each do |f|
+      a = m.send(f, Cumo::DFloat[-inf, -800, 0]).to_a
+      assert a[0].nan?, f.to_s
+      assert_equal [0.0, 0.0], a[1, 2], f.to_s
+      assert_equal(-Float::INFINITY, 1.0 / a[1], f.to_s)
+    end
+    assert_in_delta 0.5 * 1.3 * (1 + Math.erf(1.3 / Math.sqrt(2))), Float(m.gelu(Cumo::DFloat[1.3])[0]), 1e-15
+    t = 0.5 * 1.3 * (1 + Math.tanh(Math.sqrt(2 / Math::PI) * (1.3 + 0.044715 * 1.3**3)))
+    assert_in_delta t, Float(m.gelu_tanh(Cumo::DFloat[1.3])[0]), 1e-15
+    assert_operator (m.gelu(Cumo::DFloat[1.3]) - m.gelu_tanh(Cumo::DFloat[1.3])).abs.to_a[0], :<, 4.1e-4
+    assert_in_delta 2.0 / (1 + Math.exp(-2.0)), Float(m.silu(Cumo::DFloat[2.0])[0]), 1e-15
+    # Half reaches silu's signed zero at -21, single at -89.
+    assert_equal [-0.0], m.silu(Cumo::HFloat[-21]).to_a
+    refute_equal 0.0, m.silu(Cumo::HFloat[-20]).to_a[0]
+    assert_equal [-0.0], m.silu(Cumo::SFloat[-90]).to_a
+    # One kernel each, and a class of their own for the float classes only.
+    assert_equal 1, Cumo.explain(m.silu(Cumo::SFloat.new(8).seq)).kernels.size
+    assert_instance_of Cumo::BFloat, m.gelu_tanh(Cumo::BFloat[1, 2])
+    assert_instance_of Cumo::DFloat, m.sigmoid(Cumo::Int32[1, 2])
+    assert_raises(NoMethodError) { m.silu(Cumo::DComplex[1]) }
+  end
 end
