@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "ops/compose.h"
 #include "ops/creation.h"
+#include "ops/math.h"
 #include "ops/record.h"
 
 #include <cstdint>
@@ -23,7 +24,8 @@ const char *indexReductionName(IndexReduction r) {
 }
 
 NodeRef indexReductionOp(IndexReduction which, const ArrayHandle &a,
-                         llvm::ArrayRef<int64_t> axes, bool keepdims) {
+                         llvm::ArrayRef<int64_t> axes, bool keepdims,
+                         bool propagateNan) {
   const char *name = indexReductionName(which);
   DType t = a.dtype();
   if (isComplex(t) || t == DType::Bit)
@@ -50,6 +52,14 @@ NodeRef indexReductionOp(IndexReduction which, const ArrayHandle &a,
   // hit: the element equals the extreme (never where the extreme is NaN,
   // a row of nothing but NaN).
   NodeRef hit = castNode(binary(OpKind::Eq, a.value(), extreme), DType::Int64);
+  if (propagateNan && isFloat(t)) {
+    // nan: true (Numo's _nan loops): a line holding NaN answers its first
+    // NaN. hit becomes the NaN mask there (hit + any * (nan - hit): 0s
+    // and 1s, exact in Int64).
+    NodeRef nan = castNode(predicateOp(OpKind::IsNan, a), DType::Int64);
+    NodeRef any = reduce(OpKind::Max, nan, reduced, /*keepdims=*/true);
+    hit = binary(OpKind::Add, hit, binary(OpKind::Mul, any, binary(OpKind::Sub, nan, hit)));
+  }
   // index where hit, `count` (past every index) elsewhere; the least wins.
   NodeRef candidate = binary(OpKind::Add, binary(OpKind::Mul, index, hit),
                              withScalar(OpKind::Mul, withScalar(OpKind::Sub, hit, Scalar::ofInt(1)),

@@ -118,9 +118,12 @@ template <Statistic S> VALUE statisticMethod(int argc, VALUE *argv, VALUE self) 
 template <IndexReduction R> VALUE indexReductionMethod(int argc, VALUE *argv, VALUE self) {
   const char *name = indexReductionName(R);
   ArrayHandle &a = handleOf(self, name);
-  return reduceWith(argc, argv, name, [&](const ReduceArgs &args) {
-    return indexReductionOp(R, a, args.axes, args.keepdims);
-  });
+  return reduceWith(
+      argc, argv, name,
+      [&](const ReduceArgs &args) {
+        return indexReductionOp(R, a, args.axes, args.keepdims, args.nan);
+      },
+      /*nanAllowed=*/true);
 }
 
 VALUE ptpMethod(int argc, VALUE *argv, VALUE self) {

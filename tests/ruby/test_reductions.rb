@@ -397,6 +397,13 @@ class TestReductions < Minitest::Test
     assert Float(Cumo::DFloat[nan].mean(nan: true)).nan? # no numbers: 0 / 0
     # Integer classes hold no NaN: the plain answer.
     assert_equal 3, Integer(Cumo::Int32[1, 2].sum(nan: true))
+    # The index reductions: the first NaN's index with nan: true.
+    assert_equal 5, Integer(a.max_index)
+    assert_equal 1, Integer(a.max_index(nan: true))
+    assert_equal [1, 0], a.min_index(axis: 1, nan: true).to_a.map { |i| i % 3 }
+    assert_equal [1, 0, 1], a.argmax(axis: 0, nan: true).to_a
+    assert_equal [1, 0], a.argmin(axis: 1, nan: true).to_a
+    assert_equal 2, Integer(Cumo::Int32[3, 1, 9].max_index(nan: true))
     assert_raises(NotImplementedError) { a.cumsum(nan: true) }
     assert_raises(NoMethodError) { Cumo::Int32[1].var(nan: true) }
   end
