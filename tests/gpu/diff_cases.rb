@@ -319,7 +319,8 @@ module DiffCases
         a[7, true] = Float::NAN
         [a.sum(nan: true), a.mean(axis: 1, nan: true), a.max(nan: true), a.min(axis: 0, nan: true),
          a.var(axis: 1, nan: true), a.stddev(nan: true), a.rms(axis: 0, nan: true),
-         (a / 8).prod(axis: 1, nan: true), a.sum(axis: 0, keepdims: true, nan: true)]
+         (a / 8).prod(axis: 1, nan: true), a.sum(axis: 0, keepdims: true, nan: true),
+         a.max_index(nan: true), a.argmin(axis: 1, nan: true)]
       }
       # Sorts order by a total order (NaN last, -0.0 first, ties by
       # position): one answer, exact on either executor.
