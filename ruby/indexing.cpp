@@ -151,33 +151,43 @@ HostArray shapedHostArray(VALUE ary, DType t, llvm::ArrayRef<int64_t> shape,
   return h;
 }
 
+/// The right side of []=, read from Ruby before the engine is locked (a
+/// Ruby Array laid out in the target's shape, a number, or an NArray), and
+/// made a node of the target's shape and class under the lock.
+struct AssignedValue {
+  AssignedValue(VALUE value, DType t, llvm::ArrayRef<int64_t> shape) : t(t) {
+    fromArray = RB_TYPE_P(value, T_ARRAY);
+    if (fromArray)
+      host = shapedHostArray(value, t, shape, "[]=");
+    fromScalar = !fromArray && !isNArray(value);
+    if (fromScalar)
+      scalar = scalarFor(value, t, "[]=");
+    src = isNArray(value) ? &handleOf(value, "[]=") : nullptr;
+  }
+  NodeRef node(llvm::ArrayRef<int64_t> shape) const {
+    if (fromArray)
+      return uploadNode(t, host.shape, host.bytes.data());
+    if (fromScalar)
+      return fillNode(t, shape, scalar);
+    checkCast(src->dtype(), t, "[]=");
+    return castNode(broadcastNode(src->value(), shape, "[]="), t);
+  }
+  DType t;
+  HostArray host;
+  Scalar scalar;
+  bool fromArray = false, fromScalar = false;
+  ArrayHandle *src = nullptr;
+};
+
 /// a[index arrays or masks] = value: the selected elements replaced, the
 /// value broadcast to the selection's shape (a Ruby Array laid out in it).
 VALUE indexArrayWrite(ArrayHandle &a, int argc, VALUE *argv, VALUE value) {
   Selection sel = fancySelectionOf(a, argc, argv, "[]=");
-  DType t = a.dtype();
-  HostArray host;
-  bool fromArray = RB_TYPE_P(value, T_ARRAY);
-  if (fromArray)
-    host = shapedHostArray(value, t, sel.shape, "[]=");
-  Scalar scalar;
-  bool fromScalar = !fromArray && !isNArray(value);
-  if (fromScalar)
-    scalar = scalarFor(value, t, "[]=");
-  ArrayHandle *src = isNArray(value) ? &handleOf(value, "[]=") : nullptr;
+  AssignedValue v(value, a.dtype(), sel.shape);
   guarded([&] {
     releaseDeadHandles();
-    NodeRef v;
-    if (fromArray)
-      v = uploadNode(t, host.shape, host.bytes.data());
-    else if (fromScalar)
-      v = fillNode(t, sel.shape, scalar);
-    else {
-      checkCast(src->dtype(), t, "[]=");
-      v = castNode(broadcastNode(src->value(), sel.shape, "[]="), t);
-    }
     ArrayHandle whole(a.storageRef(), a.layout());
-    assignValue(whole, indexWriteOp(a, sel, v), "[]=");
+    assignValue(whole, indexWriteOp(a, sel, v.node(sel.shape)), "[]=");
   });
   return value;
 }
@@ -199,29 +209,11 @@ VALUE asetMethod(int argc, VALUE *argv, VALUE self) {
       opError(ErrorKind::Index, "[]=", "a flat index into a strided view cannot be written");
     return l;
   });
-  DType t = a.dtype();
-  HostArray host;
-  bool fromArray = RB_TYPE_P(value, T_ARRAY);
-  if (fromArray)
-    host = shapedHostArray(value, t, target.shape, "[]=");
-  Scalar scalar;
-  bool fromScalar = !fromArray && !isNArray(value);
-  if (fromScalar)
-    scalar = scalarFor(value, a.dtype(), "[]=");
-  ArrayHandle *src = isNArray(value) ? &handleOf(value, "[]=") : nullptr;
+  AssignedValue v(value, a.dtype(), target.shape);
   guarded([&] {
     releaseDeadHandles();
     ArrayHandle view(a.storageRef(), target);
-    NodeRef v;
-    if (fromArray)
-      v = uploadNode(t, host.shape, host.bytes.data());
-    else if (fromScalar)
-      v = fillNode(t, target.shape, scalar);
-    else {
-      checkCast(src->dtype(), t, "[]=");
-      v = castNode(broadcastNode(src->value(), target.shape, "[]="), t);
-    }
-    assignValue(view, std::move(v), "[]=");
+    assignValue(view, v.node(target.shape), "[]=");
   });
   return value;
 }
