@@ -27,7 +27,7 @@ end
 cpu = run_child(child, "cpu", "CUMO_MODEL_SM_COUNT" => sm_count)
 cuda = run_child(child, "cuda")
 
-def close?(a, b, tol)
+def close?(a, b, tol, floor = 1e-30)
   return a == b if a.is_a?(Integer) || b.is_a?(Integer)
   if a.is_a?(Complex) || b.is_a?(Complex)
     # Each part within the tolerance of the larger modulus.
@@ -41,7 +41,7 @@ def close?(a, b, tol)
   return true if a.equal?(b) || a == b
   return a.nan? && b.nan? if a.nan? || b.nan?
   return false if a.infinite? || b.infinite?
-  (a - b).abs <= tol * [a.abs, b.abs, 1e-30].max
+  (a - b).abs <= tol * [a.abs, b.abs, floor].max
 end
 
 failures = []
@@ -73,8 +73,13 @@ cpu.each do |name, want|
           elsif name =~ /pow|exp|log/ then single ? 4e-7 : 1e-15
           else 0.0
           end
+    # gelu's 1 + erf(x / sqrt(2)) cancels for negative x (the spec keeps
+    # that form, as PyTorch does, so a large negative x answers zero): the
+    # libraries' few-ulp erf differences stay a few ulps of 1, absolute, so
+    # values under 1 are compared at an absolute tolerance.
+    floor = name.end_with?("math:gelu") ? 1.0 : 1e-30
     bad = w[:values].each_with_index.reject do |x, j|
-      close?(x, g[:values][j], tol)
+      close?(x, g[:values][j], tol, floor)
     end
     next if bad.empty?
     x, j = bad.first
