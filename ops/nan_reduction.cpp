@@ -4,7 +4,9 @@
 #include "ops/compose.h"
 #include "ops/math.h"
 #include "ops/record.h"
+#include "ops/scan.h"
 
+#include <cmath>
 #include <string>
 
 namespace cumo {
@@ -18,6 +20,11 @@ bool holdsNan(DType t) { return isFloat(t) || isComplex(t); }
 /// The class a NaN-skipping fold computes in: single precision for the
 /// sixteen-bit floats, as their plain sum and mean do.
 DType workClass(DType t) { return isNarrowFloat(t) ? DType::SFloat : t; }
+
+/// The Bit array that is true where the Bit array `flags` is false.
+NodeRef negated(const NodeRef &flags) {
+  return withScalar(OpKind::Eq, flags, Scalar::ofInt(0));
+}
 
 /// x with NaN replaced by `fill`.
 NodeRef nanTo(const NodeRef &x, double fill) {
@@ -97,6 +104,45 @@ NodeRef nanStatisticOp(Statistic which, const ArrayHandle &a, llvm::ArrayRef<int
   if (which != Statistic::Var)
     total = unary(OpKind::Sqrt, total);
   return castNode(total, isComplex(t) ? realTypeOf(t) : t);
+}
+
+NodeRef nanScanOp(OpKind op, const ArrayHandle &a, std::optional<int64_t> axis) {
+  if (!holdsNan(a.dtype()))
+    return scanOp(op, a, axis);
+  // The scan of the numbers (NaN as the identity), and NaN again where no
+  // number has come yet: where the running count of numbers is zero.
+  double identity = op == OpKind::CumProd ? 1 : 0;
+  ArrayHandle numbersOnly(nanTo(a.value(), identity));
+  NodeRef scanned = scanOp(op, numbersOnly, axis);
+  NodeRef isNumber =
+      castNode(negated(predicateOp(OpKind::IsNan, a)), DType::Int64);
+  ArrayHandle numberFlags(isNumber);
+  NodeRef seen = scanOp(OpKind::CumSum, numberFlags, axis);
+  NodeRef none = withScalar(OpKind::Eq, seen, Scalar::ofInt(0));
+  return binary(OpKind::NanIf, scanned, castNode(none, scanned->dtype()));
+}
+
+NodeRef nanMulsumOp(const ArrayHandle &a, const Operand &b, llvm::ArrayRef<int64_t> axes,
+                    bool keepdims) {
+  NodeRef prod = mulsumProduct(a, b, axes);
+  if (!holdsNan(prod->dtype()))
+    return reduce(OpKind::Sum, prod, axes, keepdims);
+  // A product with a NaN factor adds nothing; one that is NaN from its
+  // numbers alone (infinity times zero) still makes the sum NaN.
+  auto nanOf = [](const Operand &x) {
+    if (!x.isArray()) // a host number: NaN or not, the same for every element
+      return scalarNode(DType::Bit,
+                        Scalar::ofInt(std::isnan(x.scalar.f) || std::isnan(x.scalar.im)));
+    return holdsNan(x.array->dtype()) ? predicateOp(OpKind::IsNan, *x.array)
+                                      : scalarNode(DType::Bit, Scalar::ofInt(0));
+  };
+  ArrayHandle skipA(nanOf(Operand::of(a))), skipB(nanOf(b));
+  ArrayHandle skipped(bitwiseOp(OpKind::BitOr, Operand::of(skipA), Operand::of(skipB)));
+  ArrayHandle hp(prod), kept(negated(skipped.value()));
+  ArrayHandle nanProduct(predicateOp(OpKind::IsNan, hp));
+  NodeRef madeNan = bitwiseOp(OpKind::BitAnd, Operand::of(nanProduct), Operand::of(kept));
+  NodeRef term = binary(OpKind::NanIf, nanTo(prod, 0), castNode(madeNan, prod->dtype()));
+  return reduce(OpKind::Sum, term, axes, keepdims);
 }
 
 } // namespace cumo

@@ -93,18 +93,22 @@ std::pair<NodeRef, NodeRef> minmaxOp(const ArrayHandle &a, llvm::ArrayRef<int64_
   return {extreme(OpKind::Min, a, axes, keepdims), extreme(OpKind::Max, a, axes, keepdims)};
 }
 
-NodeRef mulsumOp(const ArrayHandle &a, const ArrayHandle &b, llvm::ArrayRef<int64_t> axes,
-                 bool keepdims) {
-  if (a.dtype() == DType::Bit || b.dtype() == DType::Bit)
+NodeRef mulsumProduct(const ArrayHandle &a, const Operand &b, llvm::ArrayRef<int64_t> axes) {
+  if (a.dtype() == DType::Bit || (b.isArray() && b.array->dtype() == DType::Bit))
     opError(ErrorKind::NoMethod, "mulsum", "undefined for Cumo::Bit");
   if (!broadcastShapes(a.shape(), b.shape()))
     opError(ErrorKind::Shape, "mulsum",
             "shapes " + shapeToString(a.shape()) + " and " + shapeToString(b.shape()) +
                 " do not broadcast");
-  NodeRef prod = binaryOp(OpKind::Mul, Operand::of(a), Operand::of(b));
+  NodeRef prod = binaryOp(OpKind::Mul, Operand::of(a), b);
   ArrayHandle p(prod);
   reductionAxes("mulsum", p, axes);
-  return reduce(OpKind::Sum, prod, axes, keepdims);
+  return prod;
+}
+
+NodeRef mulsumOp(const ArrayHandle &a, const Operand &b, llvm::ArrayRef<int64_t> axes,
+                 bool keepdims) {
+  return reduce(OpKind::Sum, mulsumProduct(a, b, axes), axes, keepdims);
 }
 
 } // namespace cumo

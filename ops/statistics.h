@@ -7,6 +7,7 @@
 #pragma once
 
 #include "core/array.h"
+#include "ops/operand.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -40,8 +41,12 @@ NodeRef ptpOp(const ArrayHandle &a, llvm::ArrayRef<int64_t> axes, bool keepdims,
 std::pair<NodeRef, NodeRef> minmaxOp(const ArrayHandle &a, llvm::ArrayRef<int64_t> axes,
                                      bool keepdims, bool propagateNan = false);
 
+/// a * b (broadcast; b an array or a host number) for a mulsum over `axes`,
+/// both checked as mulsum checks them.
+NodeRef mulsumProduct(const ArrayHandle &a, const Operand &b, llvm::ArrayRef<int64_t> axes);
+
 /// The sum of a * b (broadcast) over `axes`.
-NodeRef mulsumOp(const ArrayHandle &a, const ArrayHandle &b,
-                 llvm::ArrayRef<int64_t> axes, bool keepdims);
+NodeRef mulsumOp(const ArrayHandle &a, const Operand &b, llvm::ArrayRef<int64_t> axes,
+                 bool keepdims);
 
 } // namespace cumo

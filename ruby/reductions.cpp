@@ -147,15 +147,22 @@ VALUE minmaxMethod(int argc, VALUE *argv, VALUE self) {
   return rb_assoc_new(min, max);
 }
 
-/// mulsum(other, *axes, axis:, keepdims:): the sum of self * other.
+/// mulsum(other, *axes, axis:, keepdims:, nan:): the sum of self * other,
+/// other an array (a Ruby Array uploaded in self's class) or a number.
 VALUE mulsumMethod(int argc, VALUE *argv, VALUE self) {
   if (argc < 1)
     rb_raise(rb_eArgError, "[mulsum] wrong number of arguments (given 0, expected 1+)");
   ArrayHandle &a = handleOf(self, "mulsum");
-  ArrayHandle &b = handleOf(argv[0], "mulsum");
-  return reduceWith(argc - 1, argv + 1, "mulsum", [&](const ReduceArgs &args) {
-    return mulsumOp(a, b, args.axes, args.keepdims);
-  });
+  OperandHolder b;
+  prepareOperand(b, argv[0], a.dtype(), "mulsum");
+  return reduceWith(
+      argc - 1, argv + 1, "mulsum",
+      [&](const ReduceArgs &args) {
+        const Operand &other = finishOperand(b);
+        return args.nan ? nanMulsumOp(a, other, args.axes, args.keepdims)
+                        : mulsumOp(a, other, args.axes, args.keepdims);
+      },
+      /*nanAllowed=*/true);
 }
 
 VALUE dotMethod(VALUE self, VALUE other) {
@@ -237,24 +244,6 @@ VALUE countFalseCpuMethod(int argc, VALUE *argv, VALUE self) {
 
 namespace {
 
-/// cumsum and cumprod: along axis (positional or axis:), or over every
-/// element in row-major order, keeping the shape.
-template <OpKind Op> VALUE scanMethod(int argc, VALUE *argv, VALUE self) {
-  const char *name = opName(Op).data();
-  ArrayHandle &a = handleOf(self, name);
-  ReduceArgs args = parseReduceArgs(argc, argv, name);
-  if (args.axes.size() > 1)
-    rb_raise(rb_eArgError, "[%s] one axis at most, not %zu", name, args.axes.size());
-  std::optional<int64_t> axis;
-  if (!args.axes.empty())
-    axis = args.axes[0];
-  NodeRef n = guarded([&] {
-    releaseDeadHandles();
-    return scanOp(Op, a, axis);
-  });
-  return wrapNode(std::move(n));
-}
-
 /// At most one axis: a sort's line.
 std::optional<int64_t> lineAxisArg(const ReduceArgs &args, const char *name) {
   if (args.axes.size() > 1)
@@ -262,6 +251,22 @@ std::optional<int64_t> lineAxisArg(const ReduceArgs &args, const char *name) {
   if (args.axes.empty())
     return std::nullopt;
   return args.axes[0];
+}
+
+/// cumsum and cumprod: along axis (positional or axis:), or over every
+/// element in row-major order, keeping the shape.
+template <OpKind Op> VALUE scanMethod(int argc, VALUE *argv, VALUE self) {
+  const char *name = opName(Op).data();
+  ArrayHandle &a = handleOf(self, name);
+  ReduceArgs args = parseReduceArgs(argc, argv, name, /*nanAllowed=*/true);
+  if (args.keepdims)
+    rb_raise(rb_eArgError, "[%s] keepdims: has no meaning for a scan", name);
+  std::optional<int64_t> axis = lineAxisArg(args, name);
+  NodeRef n = guarded([&] {
+    releaseDeadHandles();
+    return args.nan ? nanScanOp(Op, a, axis) : scanOp(Op, a, axis);
+  });
+  return wrapNode(std::move(n));
 }
 
 /// sort and sort_index (axis:, nan:): NaN sorts last either way, which is

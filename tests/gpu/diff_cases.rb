@@ -322,6 +322,16 @@ module DiffCases
          (a / 8).prod(axis: 1, nan: true), a.sum(axis: 0, keepdims: true, nan: true),
          a.max_index(nan: true), a.argmin(axis: 1, nan: true)]
       }
+      list["#{t} nan scans"] = lambda {
+        a = input(t, 37, 301, seed: 38)
+        a[true, 0..2] = Float::NAN # prefixes of NaN alone
+        a[3, 5..9] = Float::NAN
+        b = input(t, 301, seed: 39)
+        b[7] = Float::NAN
+        [a.cumsum(axis: 1, nan: true), a.cumsum(axis: 0, nan: true),
+         (a / 8 + 1).cumprod(axis: 1, nan: true), a.mulsum(b, nan: true),
+         a.mulsum(b, axis: 1, nan: true)]
+      }
       # Sorts order by a total order (NaN last, -0.0 first, ties by
       # position): one answer, exact on either executor.
       list["#{t} sort"] = lambda {

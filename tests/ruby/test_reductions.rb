@@ -191,7 +191,9 @@ class TestReductions < Minitest::Test
     assert_match(/\[rms\] unknown keyword/, e.message)
     e = assert_raises(Cumo::NArray::ShapeError) { Cumo::DFloat[1, 2].mulsum(Cumo::DFloat[1, 2, 3]) }
     assert_match(/\[mulsum\] shapes \[2\] and \[3\] do not broadcast/, e.message)
-    assert_raises(TypeError) { Cumo::DFloat[1, 2].mulsum(3) }
+    e = assert_raises(TypeError) { Cumo::DFloat[1, 2].mulsum("3") }
+    assert_match(/\[mulsum\]/, e.message)
+    assert_equal 9, Float(Cumo::DFloat[1, 2].mulsum(3)) # a number broadcasts, as in Numo
   end
 
   # Numo's own examples (its accum_index.c documentation).
@@ -404,8 +406,42 @@ class TestReductions < Minitest::Test
     assert_equal [1, 0, 1], a.argmax(axis: 0, nan: true).to_a
     assert_equal [1, 0], a.argmin(axis: 1, nan: true).to_a
     assert_equal 2, Integer(Cumo::Int32[3, 1, 9].max_index(nan: true))
-    assert_raises(NotImplementedError) { a.cumsum(nan: true) }
     assert_raises(NoMethodError) { Cumo::Int32[1].var(nan: true) }
+  end
+
+  # Numo's m_cumsum_nan and m_cumprod_nan: once the scan holds a number it
+  # skips NaN; a prefix of NaN alone stays NaN. m_mulsum_nan skips the
+  # products with a NaN factor, while infinity times zero still counts.
+  def test_nan_scans_and_mulsum
+    nan = Float::NAN
+    inf = Float::INFINITY
+    c = Cumo::DFloat[nan, nan, 2, nan, 3].cumsum(nan: true).to_a
+    assert c[0].nan? && c[1].nan?
+    assert_equal [2, 2, 5], c[2..]
+    assert Cumo::DFloat[1, nan, 3].cumsum.to_a[2].nan?
+    assert_equal [[1.0, 1.0, 4.0], [nan, 5.0, 11.0]].to_s,
+                 Cumo::DFloat[[1, nan, 3], [nan, 5, 6]].cumsum(axis: 1, nan: true).to_a.to_s
+    assert_equal [[1.0, nan, 3.0], [1.0, 5.0, 9.0]].to_s,
+                 Cumo::DFloat[[1, nan, 3], [nan, 5, 6]].cumsum(axis: 0, nan: true).to_a.to_s
+    assert_equal [2, 2, 6, 24], Cumo::SFloat[2, nan, 3, 4].cumprod(nan: true).to_a
+    assert_equal [1.5, 1.5, 4.0], Cumo::HFloat[1.5, nan, 2.5].cumsum(nan: true).to_a
+    z = Cumo::DComplex[Complex(nan, 1), 1, Complex(0, 2)].cumsum(nan: true).to_a
+    assert z[0].real.nan?
+    assert_equal [Complex(1, 0), Complex(1, 2)], z[1..]
+    assert_equal [1, 3, 6], Cumo::Int32[1, 2, 3].cumsum(nan: true).to_a
+    assert_raises(ArgumentError) { Cumo::DFloat[1].cumsum(keepdims: true) }
+
+    a = Cumo::DFloat[1, nan, 3, 4]
+    b = Cumo::DFloat[2, 5, nan, 1]
+    assert Float(a.mulsum(b)).nan?
+    assert_equal 6, Float(a.mulsum(b, nan: true))
+    assert Float(Cumo::DFloat[inf, 1].mulsum(Cumo::DFloat[0, 1], nan: true)).nan?
+    assert_equal 2, Float(Cumo::DFloat[nan, 1].mulsum(Cumo::DFloat[inf, 2], nan: true))
+    m = Cumo::DFloat[[1, nan], [3, 4]]
+    assert_equal [3, 21], m.mulsum(Cumo::Int32[3, 3], axis: 1, nan: true).to_a
+    assert_equal [[3], [21]], m.mulsum(3, 1, keepdims: true, nan: true).to_a
+    assert_equal 12, Integer(Cumo::Int32[1, 2].mulsum(Cumo::Int32[4, 4], nan: true))
+    assert_raises(Cumo::NArray::ShapeError) { m.mulsum(Cumo::DFloat[1, 2, 3], nan: true) }
   end
 
   # Numo's Bit#all?, any?, none?: Ruby's true or false over every element,
