@@ -316,6 +316,10 @@ uint64_t hashShape(const KernelShape &s) {
   h.addAll(s.operandRanks);
   h.add(uint64_t(s.outDtype));
   h.add(uint64_t(s.flat));
+  h.add(uint64_t(s.rowAccumulator));
+  h.add(uint64_t(s.rowWarp) | uint64_t(s.rowVector) << 1);
+  h.add(uint64_t(s.rowGroup));
+  h.add(uint64_t(s.rowCachedGroups));
   return h.get();
 }
 

@@ -154,6 +154,14 @@ struct KernelShape {
   llvm::SmallVector<int32_t, 2> operandRanks;
   DType outDtype = DType::DFloat;
   bool flat = false;
+  /// Row operations (cuda_row_codegen.cpp): the accumulator, a warp per
+  /// row or a block, the group and the register cache of ops/row_layout.h,
+  /// and whether a group is one 16-byte load.
+  DType rowAccumulator = DType::SFloat;
+  bool rowWarp = false;
+  bool rowVector = false;
+  int32_t rowGroup = 0;
+  int32_t rowCachedGroups = 0;
 
   int32_t basisRank(int32_t b) const { return bases[b].rank; }
 };

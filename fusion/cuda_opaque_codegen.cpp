@@ -4,6 +4,7 @@
 // do. Each computes what the op's reference in ops/ computes, in the same
 // order, so the two agree bit for bit.
 #include "fusion/cuda_kernel_shape.h"
+#include "fusion/cuda_row_codegen.h"
 
 #include "core/error.h"
 #include "ops/scan.h"
@@ -238,7 +239,10 @@ KernelShape analyzeOpaque(const Kernel &k) {
   case OpKind::IndexWrite:
     return s;
   default:
-    noImplementation(k.opaqueOp);
+    if (!isRowOp(k.opaqueOp))
+      noImplementation(k.opaqueOp);
+    analyzeRow(k, s);
+    return s;
   }
 }
 
@@ -256,7 +260,9 @@ void emitOpaqueEntry(const KernelShape &s, const std::string &entry, std::string
   case OpKind::IndexWrite:
     return emitFancyIndex(s, entry, os);
   default:
-    noImplementation(s.opaqueOp);
+    if (!isRowOp(s.opaqueOp))
+      noImplementation(s.opaqueOp);
+    return emitRowEntry(s, entry, os);
   }
 }
 
@@ -300,7 +306,9 @@ LaunchConfig opaqueLaunch(const Kernel &k, const DeviceModel &model) {
     return c;
   }
   default:
-    noImplementation(k.opaqueOp);
+    if (!isRowOp(k.opaqueOp))
+      noImplementation(k.opaqueOp);
+    return rowLaunch(k, model);
   }
 }
 

@@ -5,6 +5,7 @@
 #include "fusion/cuda_kernel_shape.h"
 
 #include "core/error.h"
+#include "fusion/cuda_row_codegen.h"
 
 #include <cmath>
 #include <cstring>
@@ -182,6 +183,8 @@ void describeParams(const KernelShape &s, const PackInputs *in,
     f.i64("axis", [&] { return k->opaqueInts.empty() ? int64_t(-1) : k->opaqueInts[0]; });
     // median: whether a NaN in a line makes it NaN (the node's scalar).
     f.i64("propagate", [&] { return int64_t(k->opaqueScalar.asDouble() != 0); });
+    if (isRowOp(s.opaqueOp))
+      f.f64("eps", [&] { return k->opaqueScalar.asDouble(); });
     return;
   }
 

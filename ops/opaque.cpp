@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "ops/fancy_index.h"
+#include "ops/row_ops.h"
 #include "ops/scan.h"
 #include "ops/sort.h"
 
@@ -19,6 +20,10 @@ void runOpaqueReference(const OpaqueCall &call) {
   case OpKind::Gather:
   case OpKind::IndexWrite:
     return fancyIndexReference(call);
+  case OpKind::LayerNorm:
+  case OpKind::RmsNorm:
+  case OpKind::Softmax:
+    return rowOpReference(call);
   default:
     break;
   }
@@ -38,6 +43,10 @@ std::string_view opaqueKindName(OpKind op) {
   case OpKind::Gather:
   case OpKind::IndexWrite:
     return "index";
+  case OpKind::LayerNorm:
+  case OpKind::RmsNorm:
+  case OpKind::Softmax:
+    return "rowwise";
   default:
     return "opaque";
   }

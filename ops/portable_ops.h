@@ -295,6 +295,14 @@ CUMO_ACTIVATIONS(double, 0.70710678118654752440, 0.79788456080286535588, exp, lo
                  erf, tanh)
 #undef CUMO_ACTIVATIONS
 
+// The fused row operations' per-element formulas (ops/row_ops.h), in the
+// accumulator class A, written as the spec writes them: a division by the
+// row's sqrt(var + eps), not a multiplication by its reciprocal.
+template <class A> CUMO_HD A layer_norm_element(A x, A mean, A sd, A gamma, A beta) {
+  return (x - mean) / sd * gamma + beta;
+}
+template <class A> CUMO_HD A rms_norm_element(A x, A rms, A gamma) { return x / rms * gamma; }
+
 // sinc(x) = sin(x) / x, and 1 at 0 (Numo's m_sinc).
 CUMO_HD float m_sinc(float x) { return x == 0.0f ? 1.0f : sinf(x) / x; }
 CUMO_HD double m_sinc(double x) { return x == 0.0 ? 1.0 : sin(x) / x; }

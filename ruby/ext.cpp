@@ -328,6 +328,7 @@ extern "C" __attribute__((visibility("default"))) void Init_cumo_ext() {
   initMath();
   initIndexing();
   initReductions();
+  initRowMethods();
   initLayoutMethods();
   initConstructionMethods();
   initIOMethods();

@@ -110,6 +110,7 @@ void initNArrayMethods();
 void initMath();
 void initIndexing();
 void initReductions();
+void initRowMethods();
 void initConversions();
 void initCumoModule();
 void initPlan();

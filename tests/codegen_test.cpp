@@ -20,6 +20,7 @@
 #include "ops/indexing.h"
 #include "ops/math.h"
 #include "ops/reduction.h"
+#include "ops/row_ops.h"
 #include "ops/scan.h"
 #include "ops/shape_ops.h"
 #include "ops/sort.h"
@@ -246,6 +247,17 @@ Plan sortPlan(DType t) {
   NodeRef i = sortIndexOp(*a, std::nullopt);
   NodeRef m = medianOp(*a, int64_t(0), false, true);
   return planOf({s, i, m});
+}
+
+/// layer_norm, rms_norm and softmax of a rows x cols array of class t (of
+/// its transpose when `transposed`, a view read where it lies).
+Plan rowPlan(DType t, int64_t rows, int64_t cols, bool transposed = false) {
+  Handle a = wrap(input(t, transposed ? Shape{cols, rows} : Shape{rows, cols}, 42));
+  ArrayHandle view(a->storageRef(), transposeLayout(a->layout(), {}, "transpose"));
+  const ArrayHandle &x = transposed ? view : *a;
+  Handle g = wrap(input(t, {cols}, 43));
+  Handle b = wrap(input(t, {cols}, 44));
+  return planOf({layerNormOp(x, *g, *b, 1e-5), rmsNormOp(x, *g, 1e-3), softmaxOp(x)});
 }
 
 /// A scan of `shape`, read through a reversed view when `reversed`, fed
@@ -790,6 +802,29 @@ TEST_CASE("index arrays and sorts are opaque kernels NVRTC compiles for every dt
   }
 }
 
+/// The row layouts of ops/row_layout.h: a warp per row with vector loads
+/// and without, a block per row, a row too long for the registers.
+const std::pair<int64_t, int64_t> kRowShapes[] = {{3, 5}, {9, 64}, {4, 3000}, {2, 40000}};
+
+TEST_CASE("the row operations are one rowwise kernel each, compiled for every float class") {
+  for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat}) {
+    CAPTURE(nameOf(t));
+    for (auto [rows, cols] : kRowShapes) {
+      CAPTURE(cols);
+      Plan p = rowPlan(t, rows, cols);
+      CHECK(p.kernels.size() == 3);
+      compilePlan(p);
+    }
+    compilePlan(rowPlan(t, 5, 64, /*transposed=*/true));
+  }
+  // A row that grows keeps its kernel while its layout holds (a length
+  // that is a whole number of groups loads them as vectors: two kernels).
+  CHECK(kernelKey(rowPlan(DType::SFloat, 2, 100).kernels[2], h200()) ==
+        kernelKey(rowPlan(DType::SFloat, 2, 104).kernels[2], h200()));
+  CHECK(kernelKey(rowPlan(DType::SFloat, 2, 101).kernels[2], h200()) ==
+        kernelKey(rowPlan(DType::SFloat, 2, 103).kernels[2], h200()));
+}
+
 TEST_CASE("the disk cache serves a new process and recompiles damaged entries") {
   char tmpl[] = "/tmp/cumo-codegen-cache-XXXXXX";
   REQUIRE(mkdtemp(tmpl) != nullptr);
@@ -1093,6 +1128,14 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
       compareWithCpu(fancyPlan(t), 0);
       if (t != DType::Bit && !isComplex(t))
         compareWithCpu(sortPlan(t), 0);
+    }
+  }
+  SUBCASE("row operations") {
+    for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat}) {
+      CAPTURE(nameOf(t));
+      for (auto [rows, cols] : kRowShapes)
+        compareWithCpu(rowPlan(t, rows, cols), mathTolerance(t));
+      compareWithCpu(rowPlan(t, 5, 64, true), mathTolerance(t));
     }
   }
   SUBCASE("full reductions") {

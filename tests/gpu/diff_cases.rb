@@ -133,6 +133,22 @@ module DiffCases
   # Layout, construction and joining (issue 4): views with negative and
   # diagonal strides read inside kernels, joins whose parts fold into one
   # kernel, the copies tile and repeat, eye's scatter, and the generators.
+  # The fused row operations fold in the kernels' order on both executors
+  # (ops/row_layout.h): the norms agree bit for bit, softmax up to exp.
+  def row_cases(list)
+    (FLOAT_TYPES + NARROW_TYPES).each do |t|
+      [[5, 7], [33, 768], [3, 3000], [2, 40_000]].each_with_index do |(rows, cols), i|
+        x = -> { input(t, rows, cols, seed: 90 + i) }
+        g = -> { input(t, cols, seed: 95 + i) }
+        list["#{t} rows #{cols}"] = lambda {
+          [x.call.layer_norm(g.call, g.call * 0.5), x.call.rms_norm(g.call, eps: 1e-3),
+           x.call.transpose.dup.transpose.rms_norm(Cumo.const_get(t).ones(cols))]
+        }
+        list["#{t} math:softmax #{cols}"] = -> { [x.call.softmax, (x.call * 30).softmax] }
+      end
+    end
+  end
+
   def layout_cases(list)
     ALL_TYPES.each do |t|
       list["#{t} layout views"] = lambda {
@@ -393,6 +409,7 @@ module DiffCases
       }
     end
     math_cases(list)
+    row_cases(list)
     layout_cases(list)
     half_cases(list)
     complex_cases(list)

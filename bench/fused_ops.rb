@@ -1,0 +1,104 @@
+# bench/fused_ops.rb: the fused row operations (issue 5) against their
+# written-out forms, rows x cols in SFloat and BFloat. Prints one JSON line
+# per (op, form, dtype, shape), and a copy of each shape for the bandwidth
+# the device reaches moving the same bytes.
+#
+#   CUMO_PROFILE=1 bin/run bench/fused_ops.rb [--shapes 1x768,64x768,...]
+#                          [--dtypes SFloat,BFloat] [--iterations 50] [--repeats 3]
+#
+# Each op is read back (Cumo.sync) before the next, so every op is one
+# flush and one graph replay, timed on the device by CUMO_PROFILE=1's
+# events around the replay: us is device microseconds per op (the graph's
+# launch included), wall_us the host's view (recording, replay and the
+# wait). GB/s counts the row's read and write once (and gamma, beta).
+# bench/peers/fused_ops.py times PyTorch's kernels with CUDA events.
+require "json"
+require "optparse"
+require "cumo/narray"
+
+opts = { shapes: "1x768,64x768,4096x768,4096x4096,32768x1024", dtypes: "SFloat,BFloat",
+         iterations: 50, repeats: 3, eps: 1e-5 }
+OptionParser.new do |o|
+  o.on("--shapes LIST") { |v| opts[:shapes] = v }
+  o.on("--dtypes LIST") { |v| opts[:dtypes] = v }
+  o.on("--iterations N", Integer) { |v| opts[:iterations] = v }
+  o.on("--repeats N", Integer) { |v| opts[:repeats] = v }
+end.parse!(ARGV)
+
+EPS = opts[:eps]
+M = Cumo::NMath
+
+# The written-out forms, as a Numo user writes them.
+WRITTEN = {
+  "layer_norm" => lambda { |x, g, b|
+    m = x.mean(axis: -1, keepdims: true)
+    d = x - m
+    v = (d * d).mean(axis: -1, keepdims: true)
+    d / M.sqrt(v + EPS) * g + b
+  },
+  "rms_norm" => ->(x, g, _b) { x / M.sqrt((x * x).mean(axis: -1, keepdims: true) + EPS) * g },
+  "softmax" => lambda { |x, _g, _b|
+    e = M.exp(x - x.max(axis: -1, keepdims: true))
+    e / e.sum(axis: -1, keepdims: true)
+  },
+}.freeze
+FUSED = {
+  "layer_norm" => ->(x, g, b) { x.layer_norm(g, b, eps: EPS) },
+  "rms_norm" => ->(x, g, _b) { x.rms_norm(g, eps: EPS) },
+  "softmax" => ->(x, _g, _b) { x.softmax },
+  "copy" => ->(x, _g, _b) { x.dup },
+}.freeze
+
+now = -> { Process.clock_gettime(Process::CLOCK_MONOTONIC) }
+
+# Device and wall microseconds per op: each op one flush (its plan, one
+# graph replay), `iterations` of them after three that compile and capture,
+# the best of `repeats` runs.
+def measure(iterations, repeats, now)
+  3.times do
+    yield
+    Cumo.sync
+  end
+  best = nil
+  repeats.times do
+    Cumo.reset_stats
+    t0 = now.call
+    iterations.times do
+      yield
+      Cumo.sync
+    end
+    wall = (now.call - t0) * 1e6 / iterations
+    stats = Cumo.stats
+    dev = stats[:device_ns].to_i.positive? ? stats[:device_ns] / 1e3 / iterations : nil
+    cand = { us: dev, wall_us: wall, kernels: stats[:kernels_launched].to_f / iterations }
+    best = cand if best.nil? || (cand[:us] || cand[:wall_us]) < (best[:us] || best[:wall_us])
+  end
+  best
+end
+
+opts[:dtypes].split(",").each do |dname|
+  dtype = Cumo.const_get(dname)
+  opts[:shapes].split(",").each do |shape|
+    rows, cols = shape.split("x").map { |v| Integer(v) }
+    Cumo::NArray.srand(1)
+    x = dtype.new(rows, cols).rand(-2, 2)
+    g = dtype.new(cols).rand(0.5, 1.5)
+    b = dtype.new(cols).rand(-1, 1)
+    Cumo.sync
+    el = dtype::ELEMENT_BYTE_SIZE
+    forms = FUSED.keys.map { |op| [op, "fused"] } + WRITTEN.keys.map { |op| [op, "written"] }
+    forms.each do |op, form|
+      fn = (form == "fused" ? FUSED : WRITTEN)[op]
+      r = measure(opts[:iterations], opts[:repeats], now) { fn.call(x, g, b) }
+      params = { "layer_norm" => 2, "rms_norm" => 1 }.fetch(op, 0)
+      bytes = (2 * rows * cols + params * cols) * el
+      line = { bench: "fused_ops", impl: "cumo", op: op, form: form, dtype: dname,
+               rows: rows, cols: cols, us: r[:us]&.round(3), wall_us: r[:wall_us].round(3),
+               gbps: r[:us] && (bytes / (r[:us] * 1e3)).round(1),
+               kernels_per_op: r[:kernels].round(2),
+               device: Cumo.gpu? ? "cuda" : "cpu" }
+      puts JSON.generate(line)
+      $stdout.flush
+    end
+  end
+end

@@ -1,0 +1,38 @@
+# bench/fused_table.rb JSONL: the README's table of the fused row
+# operations from the JSON lines of bench/fused_ops.rb and
+# bench/peers/fused_ops.py (one run): per dtype, shape and op, ours fused
+# and written out, PyTorch's fused kernel, and the copy bandwidth of the
+# same bytes on either side.
+require "json"
+
+lines = ARGF.each_line.filter_map do |l|
+  JSON.parse(l, symbolize_names: true) if l.start_with?("{")
+end
+rows = lines.select { |l| l[:bench] == "fused_ops" }
+find = lambda do |impl, op, form, dtype, r, c|
+  rows.find do |l|
+    l[:impl] == impl && l[:op] == op && l[:form] == form && l[:dtype] == dtype &&
+      l[:rows] == r && l[:cols] == c
+  end
+end
+fmt = ->(v, d = 1) { v.nil? ? "-" : format("%.#{d}f", v) }
+
+puts "| dtype | rows x cols | op | ours fused us (GB/s) | ours written out us (kernels) | " \
+     "PyTorch us (GB/s) | PyTorch / ours | copy GB/s ours, torch |"
+puts "|---|---|---|---|---|---|---|---|"
+shapes = rows.map { |l| [l[:dtype], l[:rows], l[:cols]] }.uniq
+shapes.each do |dtype, r, c|
+  copy = find.call("cumo", "copy", "fused", dtype, r, c)
+  tcopy = find.call("torch", "copy", "fused", dtype, r, c)
+  %w[layer_norm rms_norm softmax].each do |op|
+    f = find.call("cumo", op, "fused", dtype, r, c)
+    w = find.call("cumo", op, "written", dtype, r, c)
+    t = find.call("torch", op, "fused", dtype, r, c)
+    next unless f
+    ratio = t && f[:us] ? t[:us] / f[:us] : nil
+    puts "| #{dtype} | #{r}x#{c} | #{op} | #{fmt.(f[:us], 2)} (#{fmt.(f[:gbps], 0)}) | " \
+         "#{fmt.(w && w[:us], 2)} (#{fmt.(w && w[:kernels_per_op], 0)}) | " \
+         "#{fmt.(t && t[:us], 2)} (#{fmt.(t && t[:gbps], 0)}) | #{fmt.(ratio, 2)} | " \
+         "#{fmt.(copy && copy[:gbps], 0)}, #{fmt.(tcopy && tcopy[:gbps], 0)} |"
+  end
+end

@@ -1,0 +1,221 @@
+// CUDA kernels of the fused row operations (ops/row_ops.h): a warp per
+// short row, a block per long one (ops/row_layout.h decides, and the CPU
+// reference folds in the same order). The row is read once into registers
+// where it fits, with one 16-byte load per group when the rows are
+// contiguous and aligned, and each pass (the sum, the centred sum of
+// squares, the maximum ...) folds the registers; a warp reduces with
+// shuffles alone, a block through one slot of shared memory per warp.
+// Rows too long for the registers are read again by each pass.
+#include "fusion/cuda_row_codegen.h"
+
+#include "core/error.h"
+#include "ops/row_layout.h"
+#include "ops/row_ops.h"
+
+#include <algorithm>
+
+namespace cumo::cudagen {
+
+namespace {
+
+/// Threads of a block in the warp-per-row layout: eight rows a block.
+constexpr uint32_t kRowsBlock = 256;
+constexpr uint32_t kMaxRowBlock = 1024;
+
+RowLayout layoutOf(const Kernel &k) {
+  int64_t n = k.operandShapes[0].back();
+  DType t = k.stores[0].dtype;
+  return rowLayout(n, t, rowAccumulator(t));
+}
+
+/// Whether every row of operand 0 starts on a group boundary and runs
+/// contiguously, and the result's rows too: then a group is one load.
+bool groupsAreVectors(const Kernel &k, int64_t group) {
+  const Load &x = k.loads[k.operandLoads[0]];
+  const Shape &shape = k.operandShapes[0];
+  int64_t n = shape.back();
+  if (group == 1 || n % group != 0 || x.index.strides.back() != 1 ||
+      x.index.offset % group != 0 || k.stores[0].index.offset % group != 0)
+    return false;
+  for (size_t d = 0; d + 1 < shape.size(); ++d)
+    if (shape[d] > 1 && x.index.strides[d] % group != 0)
+      return false;
+  return true;
+}
+
+/// One pass over the row: `acc` folds `term` (an expression of `x`, the
+/// element in the accumulator) with `op` from `identity`.
+struct Pass {
+  std::string acc, op, identity, term;
+};
+
+void emitFold(const KernelShape &s, const Pass &p, std::string &os) {
+  std::string a = cType(s.rowAccumulator).str();
+  std::string fold = p.acc + " = cumo_k::" + p.op + "()(" + p.acc + ", " + p.term + ");";
+  os += "    " + a + " " + p.acc + " = " + p.identity + ";\n";
+  if (s.rowCachedGroups > 0) {
+    os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
+    os += "      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n";
+    os += "        if ((lane + (long long)k * L) * G + e < n) {\n";
+    os += "          const " + a + " x = v[k * G + e];\n          " + fold + "\n";
+    os += "        }\n      }\n    }\n";
+  } else {
+    os += "    for (long long g = lane; g * G < n; g += L)\n";
+    os += "      for (int e = 0; e < G && g * G + e < n; ++e) {\n";
+    os += "        const " + a + " x = load(g * G + e);\n        " + fold + "\n      }\n";
+  }
+  // Every lane of the row takes the folded value.
+  if (s.rowWarp) {
+    os += "    " + p.acc + " = cumo_k::warp_reduce(" + p.acc + ", cumo_k::" + p.op + "());\n";
+    os += "    " + p.acc + " = __shfl_sync(0xffffffffu, " + p.acc + ", 0);\n";
+  } else {
+    os += "    " + p.acc + " = cumo_k::block_reduce(" + p.acc + ", cumo_k::" + p.op + "(), (" +
+          a + ")" + p.identity + ", smem);\n";
+    os += "    if (threadIdx.x == 0) smem[0] = " + p.acc + ";\n";
+    os += "    __syncthreads();\n    " + p.acc + " = smem[0];\n    __syncthreads();\n";
+  }
+}
+
+/// The row's results: out[j] = `element` (of `x`, the element, and `j`).
+void emitWrite(const KernelShape &s, const std::string &element, std::string &os) {
+  std::string t = cType(s.outDtype).str(), a = cType(s.rowAccumulator).str();
+  std::string store = castExpr(s.rowAccumulator, s.outDtype, element);
+  if (s.rowCachedGroups > 0) {
+    os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
+    os += "      const long long g = lane + (long long)k * L;\n";
+    os += "      if (g * G >= n) break;\n";
+    if (s.rowVector) {
+      os += "      uint4 w;\n      " + t + " *wt = reinterpret_cast<" + t + " *>(&w);\n";
+      os += "      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n";
+      os += "        const long long j = g * G + e;\n";
+      os += "        const " + a + " x = v[k * G + e];\n";
+      os += "        wt[e] = " + store + ";\n      }\n";
+      os += "      *reinterpret_cast<uint4 *>(o + g * G) = w;\n";
+    } else {
+      os += "      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n";
+      os += "        const long long j = g * G + e;\n        if (j >= n) break;\n";
+      os += "        const " + a + " x = v[k * G + e];\n";
+      os += "        o[j] = " + store + ";\n      }\n";
+    }
+    os += "    }\n";
+  } else {
+    os += "    for (long long j = lane; j < n; j += L) {\n";
+    os += "      const " + a + " x = load(j);\n      o[j] = " + store + ";\n    }\n";
+  }
+}
+
+} // namespace
+
+bool isRowOp(OpKind op) {
+  return op == OpKind::LayerNorm || op == OpKind::RmsNorm || op == OpKind::Softmax;
+}
+
+void analyzeRow(const Kernel &k, KernelShape &s) {
+  RowLayout l = layoutOf(k);
+  s.rowAccumulator = rowAccumulator(s.outDtype);
+  s.rowWarp = l.warpPerRow();
+  s.rowGroup = int32_t(l.group);
+  s.rowCachedGroups = int32_t(l.cachedGroups);
+  s.rowVector = l.cachedGroups > 0 && groupsAreVectors(k, l.group);
+}
+
+void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &os) {
+  std::string t = cType(s.outDtype).str(), a = cType(s.rowAccumulator).str();
+  int32_t rank = s.operandRanks[0];
+  uint32_t block = s.rowWarp ? kRowsBlock : kMaxRowBlock;
+  os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ") " +
+        entry + "(const unsigned char *__restrict__ params) {\n";
+  os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
+  os += "  constexpr int G = " + std::to_string(s.rowGroup) + ";\n";
+  if (s.rowCachedGroups > 0)
+    os += "  constexpr int CACHED = " + std::to_string(s.rowCachedGroups) + ";\n";
+  os += "  const long long n = P.in0_ext[" + std::to_string(rank - 1) + "];\n";
+  os += "  const long long rows = n ? P.n / n : 0;\n";
+  os += "  const long long step = P.in0_s[" + std::to_string(rank - 1) + "];\n";
+  if (s.rowWarp) {
+    os += "  const long long L = 32, lane = threadIdx.x & 31u;\n";
+    os += "  const long long first = (long long)blockIdx.x * " + std::to_string(kRowsBlock / 32) +
+          " + (threadIdx.x >> 5);\n";
+    os += "  const long long stride = (long long)gridDim.x * " +
+          std::to_string(kRowsBlock / 32) + ";\n";
+  } else {
+    os += "  const long long L = blockDim.x, lane = threadIdx.x;\n";
+    os += "  const long long first = blockIdx.x, stride = gridDim.x;\n";
+    os += "  __shared__ " + a + " smem[32];\n";
+  }
+  os += "  const " + a + " eps = (" + a + ")P.eps;\n";
+  os += "  for (long long row = first; row < rows; row += stride) {\n";
+  os += "    long long base = P.in0_off;\n";
+  os += "    {\n      long long r = row;\n";
+  os += "      for (int d = " + std::to_string(rank - 2) + "; d >= 0; --d) {\n";
+  os += "        base += (r % P.in0_ext[d]) * P.in0_s[d];\n        r /= P.in0_ext[d];\n";
+  os += "      }\n    }\n";
+  os += "    " + t + " *o = P.out + P.out_off + row * n;\n";
+  os += "    auto load = [&](long long j) -> " + a + " {\n";
+  os += "      return " + castExpr(s.outDtype, s.rowAccumulator, "P.in0[base + j * step]") +
+        ";\n    };\n";
+  auto param = [&](int i) {
+    std::string p = "P.in" + std::to_string(i);
+    return castExpr(s.outDtype, s.rowAccumulator,
+                    p + "[" + p + "_off + j * " + p + "_s[0]]");
+  };
+  if (s.rowCachedGroups > 0) {
+    os += "    " + a + " v[CACHED * G];\n";
+    os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
+    os += "      const long long g = lane + (long long)k * L;\n";
+    os += "      if (g * G >= n) break;\n";
+    if (s.rowVector) {
+      os += "      const uint4 w = *reinterpret_cast<const uint4 *>(P.in0 + base + g * G);\n";
+      os += "      const " + t + " *wt = reinterpret_cast<const " + t + " *>(&w);\n";
+      os += "      #pragma unroll\n      for (int e = 0; e < G; ++e) v[k * G + e] = " +
+            castExpr(s.outDtype, s.rowAccumulator, "wt[e]") + ";\n";
+    } else {
+      os += "      #pragma unroll\n      for (int e = 0; e < G; ++e)\n";
+      os += "        if (g * G + e < n) v[k * G + e] = load(g * G + e);\n";
+    }
+    os += "    }\n";
+  }
+  switch (s.opaqueOp) {
+  case OpKind::LayerNorm:
+    emitFold(s, {"total", "SumOp", "(" + a + ")0", "x"}, os);
+    os += "    const " + a + " mean = total / (" + a + ")n;\n";
+    emitFold(s, {"squares", "SumOp", "(" + a + ")0", "(x - mean) * (x - mean)"}, os);
+    os += "    const " + a + " sd = cumo_ops::m_sqrt(squares / (" + a + ")n + eps);\n";
+    emitWrite(s,
+              "cumo_ops::layer_norm_element(x, mean, sd, " + param(1) + ", " + param(2) + ")",
+              os);
+    break;
+  case OpKind::RmsNorm:
+    emitFold(s, {"squares", "SumOp", "(" + a + ")0", "x * x"}, os);
+    os += "    const " + a + " rms = cumo_ops::m_sqrt(squares / (" + a + ")n + eps);\n";
+    emitWrite(s, "cumo_ops::rms_norm_element(x, rms, " + param(1) + ")", os);
+    break;
+  case OpKind::Softmax:
+    emitFold(s, {"m", "MaxOp", "(" + a + ")(0.0 / 0.0)", "x"}, os);
+    emitFold(s, {"total", "SumOp", "(" + a + ")0", "cumo_ops::m_exp(x - m)"}, os);
+    emitWrite(s, "cumo_ops::m_exp(x - m) / total", os);
+    break;
+  default:
+    throw Error(ErrorKind::Internal, "[cuda codegen] not a row operation");
+  }
+  os += "  }\n}\n";
+}
+
+LaunchConfig rowLaunch(const Kernel &k, const DeviceModel &model) {
+  RowLayout l = layoutOf(k);
+  int64_t n = k.operandShapes[0].back();
+  int64_t rows = n ? k.domainSize() / n : 0;
+  int64_t cap = int64_t(std::max(model.smCount, 1)) * 32;
+  LaunchConfig c;
+  if (l.warpPerRow()) {
+    int64_t perBlock = kRowsBlock / 32;
+    c.block = kRowsBlock;
+    c.grid = uint32_t(std::min<int64_t>((rows + perBlock - 1) / perBlock, cap));
+  } else {
+    c.block = uint32_t(l.lanes);
+    c.grid = uint32_t(std::min<int64_t>(rows, cap));
+  }
+  return c;
+}
+
+} // namespace cumo::cudagen

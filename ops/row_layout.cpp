@@ -1,0 +1,40 @@
+#include "ops/row_layout.h"
+
+#include <algorithm>
+
+namespace cumo {
+
+namespace {
+/// Bytes of accumulator values a lane keeps in registers at most: 32
+/// floats or 16 doubles leave a 1024-thread block its 64 registers.
+constexpr int64_t kCacheBytes = 128;
+/// A block-per-row layout aims at this many groups per lane: enough bytes
+/// in flight per thread, few enough threads idle at the row's end.
+constexpr int64_t kGroupsPerLane = 4;
+constexpr int64_t kMaxLanes = 1024;
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+} // namespace
+
+RowLayout rowLayout(int64_t n, DType t, DType acc) {
+  RowLayout l;
+  l.group = std::max<int64_t>(1, 16 / int64_t(sizeOf(t)));
+  int64_t groups = ceilDiv(n, l.group);
+  int64_t capacity = std::max<int64_t>(1, kCacheBytes / (l.group * int64_t(sizeOf(acc))));
+  // A short row: one warp, shuffles only. The register cache has the
+  // same size for every length it holds (lanes past a row's end hold
+  // nothing), so a row that grows by one a step keeps its kernel.
+  if (groups <= 32 * capacity) {
+    l.lanes = 32;
+    l.cachedGroups = capacity;
+    return l;
+  }
+  int64_t lanes = 64;
+  while (lanes < kMaxLanes && lanes * kGroupsPerLane < groups)
+    lanes *= 2;
+  l.lanes = lanes;
+  l.cachedGroups = ceilDiv(groups, lanes) <= capacity ? capacity : 0;
+  return l;
+}
+
+} // namespace cumo

@@ -1,0 +1,32 @@
+// How a row-wise kernel (layer_norm, rms_norm, softmax) spreads one row over
+// threads, as data both executors read: the CUDA kernels are laid out so
+// (fusion/cuda_row_codegen.cpp), and the CPU reference folds each row's
+// sums in the same order, so the two agree bit for bit.
+//
+// A row of n elements is cut into groups of `group` consecutive elements
+// (16 bytes of the stored class: one vector load). Group g goes to lane
+// g % lanes, which folds its groups in order, each group's elements in
+// order; then the lanes are folded by the warp tree (32 lanes: a warp per
+// row) or the block tree (more: a block per row) of fusion/reduce_order.h.
+#pragma once
+
+#include "core/dtype.h"
+
+#include <cstdint>
+
+namespace cumo {
+
+struct RowLayout {
+  int64_t lanes = 32;   ///< threads per row: 32 (a warp) or a block's
+  int64_t group = 1;    ///< consecutive elements a lane takes at a time
+  /// Groups a lane can hold in registers between the row's passes (the
+  /// kernel's cache, the same for every row length it fits); 0 when the
+  /// row is too long to hold and every pass reads it again.
+  int64_t cachedGroups = 0;
+  bool warpPerRow() const { return lanes == 32; }
+};
+
+/// The layout of a row of `n` elements of class `t`, accumulated in `acc`.
+RowLayout rowLayout(int64_t n, DType t, DType acc);
+
+} // namespace cumo
