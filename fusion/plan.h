@@ -193,6 +193,9 @@ struct Plan {
   /// For each stored node: the Output buffer it gets. Parallel arrays.
   llvm::SmallVector<NodeRef, 8> storedNodes;
   llvm::SmallVector<uint32_t, 8> storedBuffers;
+  /// With CUMO_DUMP_GRAPH: the path stem this plan was dumped under, where
+  /// an executor adds what it derives (the CUDA graph); empty otherwise.
+  std::string dumpStem;
 
   bool empty() const { return kernels.empty(); }
 };

@@ -98,47 +98,92 @@ std::string planToText(const Plan &plan) {
   return out;
 }
 
+namespace {
+
+std::string nodeLabel(const Node *n) {
+  return std::string(opName(n->op())) + "\\n" + std::string(nameOf(n->dtype())) +
+         shapeToString(n->shape());
+}
+
+/// Emits `n`'s box as `name` into `boxes` and its input edges into
+/// `edges`. `sourceOf` names the box an input comes from, or "" for an
+/// input outside the picture (a materialized buffer), which becomes an
+/// ellipse numbered through `external`.
+void emitNode(std::string &boxes, std::string &edges, const std::string &indent,
+              const std::string &name, const Node *n, bool stored,
+              llvm::function_ref<std::string(const Node *)> sourceOf,
+              llvm::DenseMap<const Node *, size_t> &external) {
+  boxes += indent + name + " [label=\"" + nodeLabel(n) + "\"" +
+           (stored ? ", style=bold" : "") + "];\n";
+  for (const NodeRef &in : n->inputs()) {
+    std::string from = sourceOf(in.get());
+    if (from.empty()) {
+      auto [e, fresh] = external.try_emplace(in.get(), external.size());
+      from = "x" + std::to_string(e->second);
+      if (fresh)
+        edges += "  " + from + " [shape=ellipse, label=\"buffer\\n" +
+                 std::string(nameOf(in->dtype())) + shapeToString(in->shape()) + "\"];\n";
+    }
+    edges += "  " + from + " -> " + name + ";\n";
+  }
+}
+
+const char *kDotHeader =
+    "  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n";
+
+} // namespace
+
+std::string dagToDot(llvm::ArrayRef<NodeRef> nodes,
+                     llvm::function_ref<bool(size_t)> stored) {
+  llvm::DenseMap<const Node *, size_t> id, external;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    id[nodes[i].get()] = i;
+  auto sourceOf = [&](const Node *in) {
+    auto it = id.find(in);
+    return it == id.end() ? std::string() : "n" + std::to_string(it->second);
+  };
+  std::string boxes, edges;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    emitNode(boxes, edges, "  ", "n" + std::to_string(i), nodes[i].get(), stored(i), sourceOf,
+             external);
+  return std::string("digraph dag {\n") + kDotHeader + boxes + edges + "}\n";
+}
+
 std::string planToDot(const Plan &plan) {
-  // Nodes as boxes, each kernel's nodes as a cluster; edges follow inputs.
-  llvm::DenseMap<const Node *, size_t> id;
+  // Each kernel a cluster of the nodes it computes. A node recomputed by
+  // several kernels (an inlined prologue) is drawn in each; an input from
+  // another kernel comes from the first kernel that computed it.
+  llvm::DenseMap<const Node *, size_t> id, home, external;
   for (size_t i = 0; i < plan.nodes.size(); ++i)
     id[plan.nodes[i].get()] = i;
-  llvm::DenseMap<const Node *, size_t> external;
-  std::string out = "digraph plan {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n";
-  auto label = [](const Node *n) {
-    return std::string(opName(n->op())) + "\\n" + std::string(nameOf(n->dtype())) +
-           shapeToString(n->shape());
+  llvm::DenseMap<const Node *, bool> stored;
+  for (const NodeRef &n : plan.storedNodes)
+    stored[n.get()] = true;
+  auto boxName = [&](size_t k, const Node *n) {
+    return "k" + std::to_string(k) + "n" + std::to_string(id.lookup(n));
   };
+  std::string boxes, edges;
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
     const Kernel &kern = plan.kernels[k];
-    out += "  subgraph cluster_" + std::to_string(k) + " {\n    label=\"kernel " +
-           std::to_string(k) + ": " + kindOf(kern) + "\";\n";
+    auto sourceOf = [&](const Node *in) {
+      if (!id.count(in))
+        return std::string();
+      if (llvm::is_contained(kern.nodes, in))
+        return boxName(k, in);
+      auto it = home.find(in);
+      return it == home.end() ? std::string() : boxName(it->second, in);
+    };
+    boxes += "  subgraph cluster_" + std::to_string(k) + " {\n    label=\"kernel " +
+             std::to_string(k) + ": " + kindOf(kern) + "\";\n";
     for (const Node *n : kern.nodes)
       if (id.count(n))
-        out += "    n" + std::to_string(id[n]) + ";\n";
-    out += "  }\n";
+        emitNode(boxes, edges, "    ", boxName(k, n), n, stored.count(n) != 0, sourceOf,
+                 external);
+    boxes += "  }\n";
+    for (const Node *n : kern.nodes)
+      home.try_emplace(n, k);
   }
-  for (size_t i = 0; i < plan.nodes.size(); ++i) {
-    const Node *n = plan.nodes[i].get();
-    out += "  n" + std::to_string(i) + " [label=\"" + label(n) + "\"];\n";
-    for (const NodeRef &in : n->inputs()) {
-      std::string from;
-      auto it = id.find(in.get());
-      if (it != id.end()) {
-        from = "n" + std::to_string(it->second);
-      } else {
-        auto [e, fresh] = external.try_emplace(in.get(), external.size());
-        from = "x" + std::to_string(e->second);
-        if (fresh)
-          out += "  " + from + " [shape=ellipse, label=\"buffer\\n" +
-                 std::string(nameOf(in->dtype())) + shapeToString(in->shape()) +
-                 "\"];\n";
-      }
-      out += "  " + from + " -> n" + std::to_string(i) + ";\n";
-    }
-  }
-  out += "}\n";
-  return out;
+  return std::string("digraph plan {\n") + kDotHeader + boxes + edges + "}\n";
 }
 
 } // namespace cumo

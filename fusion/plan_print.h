@@ -4,6 +4,8 @@
 
 #include "fusion/plan.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <string>
 #include <vector>
 
@@ -24,6 +26,10 @@ std::vector<std::string> kernelOpNames(const Kernel &k);
 
 std::vector<KernelSummary> summarize(const Plan &plan);
 std::string planToText(const Plan &plan);
+/// The plan as graphviz: each kernel's nodes a cluster, stored nodes bold.
 std::string planToDot(const Plan &plan);
+/// The pending DAG before fusion: every node a box with its op, dtype and
+/// shape; `stored(i)` marks the nodes that escape to Ruby (bold).
+std::string dagToDot(llvm::ArrayRef<NodeRef> nodes, llvm::function_ref<bool(size_t)> stored);
 
 } // namespace cumo

@@ -189,7 +189,9 @@ void Engine::flush() {
       return n->flushEpoch == epoch && stored.test(n->flushPos);
     });
     Plan fresh = lower(s);
-    dumper_.dump(fresh, device().model()); // before the template drops its nodes
+    // Before the template drops its nodes.
+    dumper_.dump(
+        fresh, nodes, [&](size_t i) { return stored.test(unsigned(i)); }, device().model());
     t = &planCache_.insert(key, std::move(fresh), nodes, leaves);
   }
   PlanCache::bind(*t, nodes);

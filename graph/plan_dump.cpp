@@ -26,7 +26,8 @@ PlanDumper::PlanDumper() {
     dir_ = d;
 }
 
-void PlanDumper::dump(const Plan &plan, const DeviceModel &model) {
+void PlanDumper::dump(Plan &plan, llvm::ArrayRef<NodeRef> dag,
+                      llvm::function_ref<bool(size_t)> stored, const DeviceModel &model) {
   if (!active())
     return;
   ::mkdir(dir_.c_str(), 0755); // may exist already
@@ -34,6 +35,7 @@ void PlanDumper::dump(const Plan &plan, const DeviceModel &model) {
   std::snprintf(stem, sizeof(stem), "/plan-%04u", count_++);
   std::string base = dir_ + stem;
   bool ok = writeFile(base + ".txt", planToText(plan)) &&
+            writeFile(base + "-dag.dot", dagToDot(dag, stored)) &&
             writeFile(base + ".dot", planToDot(plan));
   for (size_t k = 0; ok && k < plan.kernels.size(); ++k) {
     std::string source;
@@ -51,11 +53,16 @@ void PlanDumper::dump(const Plan &plan, const DeviceModel &model) {
     dir_.clear();
     return;
   }
-  // An SVG beside the .dot when graphviz is installed; quietly none when not.
-  std::string cmd = "command -v dot >/dev/null 2>&1 && dot -Tsvg '" + base +
-                    ".dot' -o '" + base + ".svg' 2>/dev/null";
-  if (std::system(cmd.c_str()) != 0) {
-    // no graphviz: the .dot is there
+  // The CUDA executor prints its graph here when it builds one.
+  plan.dumpStem = base;
+  // An SVG beside each .dot when graphviz is installed; quietly none when not.
+  for (const char *suffix : {"-dag", ""}) {
+    std::string stemOf = base + suffix;
+    std::string cmd = "command -v dot >/dev/null 2>&1 && dot -Tsvg '" + stemOf +
+                      ".dot' -o '" + stemOf + ".svg' 2>/dev/null";
+    if (std::system(cmd.c_str()) != 0) {
+      // no graphviz: the .dot is there
+    }
   }
 }
 

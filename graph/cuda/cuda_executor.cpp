@@ -244,6 +244,13 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
   if (timeKernels)
     addEvent(cp.kernelEvents.back());
   ++Stats::get().graphs_built;
+  if (!plan.dumpStem.empty()) {
+    // CUMO_DUMP_GRAPH: the graph as CUDA sees it; a failure only loses the file.
+    std::string path = plan.dumpStem + "-cuda-graph.dot";
+    if (cudaGraphDebugDotPrint(cp.graph, path.c_str(), cudaGraphDebugDotFlagsVerbose) !=
+        cudaSuccess)
+      cudaGetLastError();
+  }
   cudaError_t err = cudaGraphInstantiate(&cp.exec, cp.graph, 0);
   if (err != cudaSuccess) {
     // Run kernel by kernel instead, and say so in the stats.

@@ -8,6 +8,7 @@
 require "minitest/autorun"
 require "open3"
 require "rbconfig"
+require "tmpdir"
 require "cumo/narray"
 
 class TestLazy < Minitest::Test
@@ -186,6 +187,36 @@ class TestLazy < Minitest::Test
     assert_nil Cumo.sync
     assert_empty Cumo.explain(a).kernels
     assert_equal 18.0, a.aref_cpu(9)
+  end
+
+  # ---- CUMO_DUMP_GRAPH ---------------------------------------------------------------
+
+  def test_dump_graph_writes_the_dag_the_plan_and_the_sources
+    Dir.mktmpdir("cumo-dump") do |dir|
+      script = <<~RUBY
+        require "cumo/narray"
+        x = Cumo::SFloat.new(4, 8).seq
+        x.to_a
+        e = Cumo::NMath.exp(x - x.max(axis: -1, keepdims: true))
+        probs = e / e.sum(axis: -1, keepdims: true)
+        print probs.to_a.flatten.sum.round(3)
+      RUBY
+      out, err, status = Open3.capture3({ "CUMO_DUMP_GRAPH" => dir }, RbConfig.ruby, "-e", script)
+      assert status.success?, err
+      assert_equal "4.0", out
+      # The second plan is the softmax (the first materialized x).
+      stem = File.join(dir, "plan-0001")
+      dag = File.read("#{stem}-dag.dot")
+      %w[max sub exp sum div].each { |op| assert_match(/label="#{op}\\nSFloat\[4,[18]\]"/, dag, op) }
+      refute_match(/cluster_/, dag, "before fusion there are no kernels")
+      fused = File.read("#{stem}.dot")
+      assert_match(/subgraph cluster_0/, fused)
+      assert_match(/style=bold/, fused, "the stored result is marked")
+      text = File.read("#{stem}.txt")
+      kernels = Integer(text[/Cumo::Plan: (\d+) kernel/, 1])
+      kernels.times { |k| assert_match(/extern "C" __global__/, File.read("#{stem}-k#{k}.cu")) }
+      assert File.exist?("#{stem}-cuda-graph.dot"), "the CUDA graph is printed" if Cumo.gpu?
+    end
   end
 
   # ---- a loop that never reads stays bounded -----------------------------------------
