@@ -1,4 +1,5 @@
-# bench/fused_ops.rb: the fused row operations (issue 5) against their
+# bench/fused_ops.rb: the fused row operations (issue 5) and
+# quantize_symmetric against their
 # written-out forms, rows x cols in SFloat and BFloat. Prints one JSON line
 # per (op, form, dtype, shape), and a copy of each shape for the bandwidth
 # the device reaches moving the same bytes.
@@ -41,11 +42,18 @@ WRITTEN = {
     e = M.exp(x - x.max(axis: -1, keepdims: true))
     e / e.sum(axis: -1, keepdims: true)
   },
+  # The spec's formula as operators (rows of zeros, infinities or NaN
+  # aside, which it does not guard).
+  "quantize_symmetric" => lambda { |x, _g, _b|
+    s = x.abs.max(axis: -1, keepdims: true) / 127
+    [(x / s).round.clip(-127, 127).cast_to(Cumo::Int8), s]
+  },
 }.freeze
 FUSED = {
   "layer_norm" => ->(x, g, b) { x.layer_norm(g, b, eps: EPS) },
   "rms_norm" => ->(x, g, _b) { x.rms_norm(g, eps: EPS) },
   "softmax" => ->(x, _g, _b) { x.softmax },
+  "quantize_symmetric" => ->(x, _g, _b) { x.quantize_symmetric },
   "copy" => ->(x, _g, _b) { x.dup },
 }.freeze
 
@@ -91,7 +99,11 @@ opts[:dtypes].split(",").each do |dname|
       fn = (form == "fused" ? FUSED : WRITTEN)[op]
       r = measure(opts[:iterations], opts[:repeats], now) { fn.call(x, g, b) }
       params = { "layer_norm" => 2, "rms_norm" => 1 }.fetch(op, 0)
-      bytes = (2 * rows * cols + params * cols) * el
+      bytes = if op == "quantize_symmetric" # x in, Int8 and a scale per row out
+                rows * cols * (el + 1) + rows * [el, 4].max
+              else
+                (2 * rows * cols + params * cols) * el
+              end
       line = { bench: "fused_ops", impl: "cumo", op: op, form: form, dtype: dname,
                rows: rows, cols: cols, us: r[:us]&.round(3), wall_us: r[:wall_us].round(3),
                gbps: r[:us] && (bytes / (r[:us] * 1e3)).round(1),

@@ -24,7 +24,7 @@ shapes = rows.map { |l| [l[:dtype], l[:rows], l[:cols]] }.uniq
 shapes.each do |dtype, r, c|
   copy = find.call("cumo", "copy", "fused", dtype, r, c)
   tcopy = find.call("torch", "copy", "fused", dtype, r, c)
-  %w[layer_norm rms_norm softmax].each do |op|
+  %w[layer_norm rms_norm softmax quantize_symmetric].each do |op|
     f = find.call("cumo", op, "fused", dtype, r, c)
     w = find.call("cumo", op, "written", dtype, r, c)
     t = find.call("torch", op, "fused", dtype, r, c)

@@ -34,6 +34,10 @@ inline bool isElementwise(OpKind op) {
   return c == OpCategory::Unary || c == OpCategory::Binary ||
          c == OpCategory::Compare;
 }
+/// QuantizeScale answers max|x| / kQuantizeLevels: the int8 grid of
+/// quantize_symmetric runs from -127 to 127.
+constexpr int kQuantizeLevels = 127;
+
 inline bool isReduction(OpKind op) {
   return opCategory(op) == OpCategory::Reduce;
 }

@@ -28,6 +28,7 @@ std::string reduceStepExpr(OpKind op, const std::string &a,
   case OpKind::Prod: return "cumo_ops::wmul(" + a + ", " + b + ")";
   case OpKind::Max: return "cumo_ops::reduce_max(" + a + ", " + b + ")";
   case OpKind::Min: return "cumo_ops::reduce_min(" + a + ", " + b + ")";
+  case OpKind::QuantizeScale: return "cumo_ops::reduce_absmax(" + a + ", " + b + ")";
   default: break;
   }
   llvm_unreachable("not a reduction");
@@ -40,6 +41,7 @@ llvm::StringRef reduceFunctor(OpKind op) {
   case OpKind::Prod: return "cumo_k::ProdOp()";
   case OpKind::Max: return "cumo_k::MaxOp()";
   case OpKind::Min: return "cumo_k::MinOp()";
+  case OpKind::QuantizeScale: return "cumo_k::AbsMaxOp()";
   default: break;
   }
   llvm_unreachable("not a reduction");
@@ -203,6 +205,11 @@ struct MaxOp {
     return cumo_ops::reduce_max(a, b);
   }
 };
+struct AbsMaxOp {
+  template <class A> __device__ __forceinline__ A operator()(A a, A b) const {
+    return cumo_ops::reduce_absmax(a, b);
+  }
+};
 struct MinOp {
   template <class A> __device__ __forceinline__ A operator()(A a, A b) const {
     return cumo_ops::reduce_min(a, b);
@@ -241,7 +248,7 @@ __device__ __forceinline__ A block_reduce(A v, Op op, A identity, A *smem) {
 
 namespace {
 
-/// Mean's division, then the conversion to the stored dtype (the CPU's
+/// Mean's division (QuantizeScale's by 127), then the conversion to the stored dtype (the CPU's
 /// finishReductions), written to output `o` of reduction `i`.
 void emitFinish(const KernelShape &s, size_t i, const std::string &acc,
                 const std::string &o, std::string &os, int indent) {
@@ -255,6 +262,8 @@ void emitFinish(const KernelShape &s, size_t i, const std::string &acc,
              ? convertExpr(DType::Int64, r.accumulator, rd + "_count")
              : "(" + a + ")" + rd + "_count") +
         ")";
+  if (r.op == OpKind::QuantizeScale)
+    x = "cumo_ops::div(" + acc + ", (" + a + ")" + std::to_string(kQuantizeLevels) + ")";
   line(os, indent, "{");
   line(os, indent + 2, "const " + a + " m = " + x + ";");
   line(os, indent + 2, rd + "[" + o + "] = " + castExpr(r.accumulator, r.dtype, "m") +

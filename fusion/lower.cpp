@@ -23,6 +23,7 @@ DType reduceAccumulator(const Node *r) {
   switch (r->op()) {
   case OpKind::Max:
   case OpKind::Min:
+  case OpKind::QuantizeScale:
     return in;
   case OpKind::Mean:
     return isFloat(r->dtype()) || isComplex(r->dtype())

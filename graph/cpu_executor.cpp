@@ -437,6 +437,13 @@ private:
             acc[o] = cumo_ops::div(acc[o], ref::convert<A>((long long)r.count));
         });
       }
+      if (r.op == OpKind::QuantizeScale) {
+        dispatchDType(r.accumulator, [&]<DType D, class A>() {
+          A *acc = reinterpret_cast<A *>(acc_[i].data());
+          for (int64_t o = 0; o < outputs; ++o)
+            acc[o] = cumo_ops::div(acc[o], ref::convert<A>((long long)kQuantizeLevels));
+        });
+      }
       convertTile(r.accumulator, acc_[i].data(), r.dtype,
                   buffers_[r.buffer]->data(), outputs);
     }

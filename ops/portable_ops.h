@@ -355,6 +355,35 @@ CUMO_FLOAT_PREDICATES(float, 3.40282347e+38f, copysignf)
 CUMO_FLOAT_PREDICATES(double, 1.7976931348623157e+308, copysign)
 #undef CUMO_FLOAT_PREDICATES
 
+// quantize_symmetric's element: x / scale rounded with ties away from zero
+// (C's round, Ruby's Float#round), held to [-127, 127]; 0 where the row
+// has no usable scale (all zeros, or an infinity or a NaN in it).
+#define CUMO_QUANTIZE(T)                                                \
+  CUMO_HD T quantize_symmetric_element(T x, T scale) {                         \
+    if (!(scale > (T)0) || !m_isfinite(scale))                                 \
+      return (T)0;                                                             \
+    T q = m_round(x / scale);                                                    \
+    return q > (T)127 ? (T)127 : (q < (T)-127 ? (T)-127 : q); /* kQuantizeLevels */                  \
+  }
+CUMO_QUANTIZE(float)
+CUMO_QUANTIZE(double)
+#undef CUMO_QUANTIZE
+
+// The largest |v| folded, NaN once one was seen (identity 0). It also
+// combines two partial results, which are never negative.
+#define CUMO_REDUCE_ABSMAX(T)                                                  \
+  CUMO_HD T reduce_absmax(T acc, T v) {                                        \
+    if (acc != acc)                                                            \
+      return acc;                                                              \
+    if (v != v)                                                                \
+      return v;                                                                \
+    T m = v < (T)0 ? -v : v;                                                   \
+    return m > acc ? m : acc;                                                  \
+  }
+CUMO_REDUCE_ABSMAX(float)
+CUMO_REDUCE_ABSMAX(double)
+#undef CUMO_REDUCE_ABSMAX
+
 // max and min as reductions: NaN is skipped, as Numo's max and min skip it
 // by default, so the answer is NaN only when every element is NaN (the
 // float identity is NaN).
@@ -538,6 +567,8 @@ CUMO_HD float to_f32(bfloat16 a) { return (float)a; }
   CUMO_NARROW_BINARY(T, m_hypot)                                               \
   CUMO_NARROW_BINARY(T, m_ldexp)                                               \
   CUMO_NARROW_BINARY(T, m_copysign)                                            \
+  CUMO_NARROW_BINARY(T, quantize_symmetric_element)                            \
+  CUMO_NARROW_BINARY(T, reduce_absmax)                                         \
   CUMO_NARROW_BINARY(T, reduce_max)                                            \
   CUMO_NARROW_BINARY(T, reduce_min)                                            \
   CUMO_NARROW_PREDICATE(T, m_isnan)                                            \

@@ -13,6 +13,7 @@ DType reductionResultType(OpKind op, DType t) {
   switch (op) {
   case OpKind::Max:
   case OpKind::Min:
+  case OpKind::QuantizeScale:
     return t;
   case OpKind::Mean:
     return isFloat(t) || isComplex(t) ? t : DType::DFloat;
@@ -55,6 +56,8 @@ NodeRef reduceOp(OpKind op, const ArrayHandle &a, llvm::ArrayRef<int64_t> axes,
   if (a.dtype() == DType::Bit && op != OpKind::Sum && op != OpKind::Mean &&
       op != OpKind::Max && op != OpKind::Min)
     opError(ErrorKind::Type, opName(op), "not defined for Cumo::Bit");
+  if (op == OpKind::QuantizeScale && !isFloat(a.dtype()))
+    opError(ErrorKind::Type, opName(op), "needs a float class, not " + className(a.dtype()));
   if (isComplex(a.dtype()) && (op == OpKind::Max || op == OpKind::Min))
     opError(ErrorKind::NoMethod, opName(op),
             "undefined for Cumo::" + std::string(nameOf(a.dtype())) +

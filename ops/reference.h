@@ -165,6 +165,10 @@ template <class A> inline A reduceStep(OpKind op, A acc, A v) {
     default: break;
     }
   }
+  if constexpr (!kIsComplex<A> && !kIsInt<A>) {
+    if (op == OpKind::QuantizeScale) // the division by 127 comes at the end
+      return cumo_ops::reduce_absmax(acc, v);
+  }
   throw Error(ErrorKind::Internal, "[reference] not a reduction");
 }
 

@@ -11,15 +11,14 @@
 
 namespace cumo {
 
-namespace {
-
-/// The receiver: a float class with a last axis to normalize along.
 void checkRows(std::string_view op, const ArrayHandle &x) {
   if (!isFloat(x.dtype()))
     opError(ErrorKind::Type, op, "needs a float class, not " + className(x.dtype()));
   if (x.ndim() == 0)
     opError(ErrorKind::Shape, op, "needs an array with a last axis, not a 0-dim one");
 }
+
+namespace {
 
 /// gamma and beta: one-dimensional, as long as the last axis, of the
 /// receiver's class.

@@ -24,6 +24,9 @@ NodeRef rmsNormOp(const ArrayHandle &x, const ArrayHandle &gamma, double eps);
 /// exp(x - max) / sum(exp(x - max)) along the last axis.
 NodeRef softmaxOp(const ArrayHandle &x);
 
+/// Checks the receiver of a row operation: a float class with a last axis.
+void checkRows(std::string_view op, const ArrayHandle &x);
+
 /// The class a row operation of class `t` accumulates in.
 DType rowAccumulator(DType t);
 

@@ -170,6 +170,11 @@ ArrayHandle *newHandle(NodeRef n) {
 
 VALUE wrapNode(NodeRef n) { return wrapHandle(newHandle(std::move(n))); }
 
+VALUE wrapPair(std::pair<NodeRef, NodeRef> p) {
+  VALUE first = wrapNode(std::move(p.first));
+  return rb_assoc_new(first, wrapNode(std::move(p.second)));
+}
+
 void releaseDeadHandles() {
   if (!ReleaseQueue::get().empty())
     ReleaseQueue::get().drain();

@@ -65,11 +65,6 @@ template <OpKind Op, int Module> VALUE math2(VALUE, VALUE x, VALUE y) {
   return mathCall(Op, Module, args, 2);
 }
 
-VALUE wrapPair(std::pair<NodeRef, NodeRef> p) {
-  VALUE first = wrapNode(std::move(p.first));
-  return rb_assoc_new(first, wrapNode(std::move(p.second)));
-}
-
 template <int Module> VALUE frexpFn(VALUE, VALUE x) {
   DType t = mathClass(Module, "frexp", &x, 1);
   OperandHolder h;

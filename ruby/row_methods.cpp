@@ -1,5 +1,7 @@
 // The fused row operations: layer_norm(gamma, beta, eps:), rms_norm(gamma,
-// eps:) and softmax, along the last axis (ops/row_ops.h).
+// eps:), softmax and quantize_symmetric, along the last axis
+// (ops/row_ops.h, ops/quantize.h).
+#include "ops/quantize.h"
 #include "ops/row_ops.h"
 #include "ruby/ruby_api.h"
 
@@ -63,6 +65,16 @@ VALUE softmaxMethod(VALUE self) {
   return wrapNode(std::move(n));
 }
 
+/// [xq, scale]: Int8 rows and their scales.
+VALUE quantizeSymmetricMethod(VALUE self) {
+  ArrayHandle &x = handleOf(self, "quantize_symmetric");
+  auto r = guarded([&] {
+    releaseDeadHandles();
+    return quantizeSymmetricOp(x);
+  });
+  return wrapPair(std::move(r));
+}
+
 } // namespace
 
 void initRowMethods() {
@@ -70,6 +82,7 @@ void initRowMethods() {
   rb_define_method(cNArray, "layer_norm", Fn(layerNormMethod), -1);
   rb_define_method(cNArray, "rms_norm", Fn(rmsNormMethod), -1);
   rb_define_method(cNArray, "softmax", Fn(softmaxMethod), 0);
+  rb_define_method(cNArray, "quantize_symmetric", Fn(quantizeSymmetricMethod), 0);
 }
 
 } // namespace cumo::rb

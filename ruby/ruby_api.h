@@ -39,6 +39,8 @@ void checkFrozen(VALUE self, const char *op);
 VALUE wrapHandle(ArrayHandle *h);
 /// A new NArray over a fresh storage holding `n`.
 VALUE wrapNode(NodeRef n);
+/// [first, second] as a Ruby Array of two new NArrays (divmod, modf ...).
+VALUE wrapPair(std::pair<NodeRef, NodeRef> p);
 /// A handle onto a fresh storage holding `n` (for wrapHandle and
 /// attachHandle), made with the engine locked.
 ArrayHandle *newHandle(NodeRef n);

@@ -19,6 +19,7 @@
 #include "ops/fancy_index.h"
 #include "ops/indexing.h"
 #include "ops/math.h"
+#include "ops/quantize.h"
 #include "ops/reduction.h"
 #include "ops/row_ops.h"
 #include "ops/scan.h"
@@ -57,7 +58,10 @@ const DeviceModel &h200() {
 
 /// Deterministic input data: small floats with fractions, integers over
 /// their whole range (so wrapping is exercised), Bits of both values.
-NodeRef input(DType t, Shape shape, uint64_t seed) {
+/// Random values of class t (multiples of 1/64 for floats); `edit` may
+/// change the host bytes before they are uploaded.
+NodeRef input(DType t, Shape shape, uint64_t seed,
+              llvm::function_ref<void(void *)> edit = nullptr) {
   if (!haveCurrentDevice())
     setCurrentDevice(hostDevice());
   int64_t n = numElements(shape);
@@ -78,6 +82,8 @@ NodeRef input(DType t, Shape shape, uint64_t seed) {
         p[i] = T(x >> 17);
     }
   });
+  if (edit)
+    edit(bytes.data());
   return uploadNode(t, shape, bytes.data());
 }
 
@@ -258,6 +264,31 @@ Plan rowPlan(DType t, int64_t rows, int64_t cols, bool transposed = false) {
   Handle g = wrap(input(t, {cols}, 43));
   Handle b = wrap(input(t, {cols}, 44));
   return planOf({layerNormOp(x, *g, *b, 1e-5), rmsNormOp(x, *g, 1e-3), softmaxOp(x)});
+}
+
+/// quantize_symmetric of `shape` in class t, with an infinity in row 1, a
+/// NaN in row 2 and row 3 all zeros (where there are that many), and of a
+/// 1-D array (its scale a full reduction).
+Plan quantizePlan(DType t, Shape shape) {
+  int64_t n = shape.back(), rows = numElements(shape) / n;
+  NodeRef x = input(t, shape, 45, [&](void *bytes) {
+    dispatchDType(t, [&]<DType D, class T>() {
+      if constexpr (std::is_floating_point_v<T> || kIsNarrowFloatC<T>) {
+        T *p = static_cast<T *>(bytes);
+        if (rows > 1)
+          p[n + n / 2] = T(INFINITY);
+        if (rows > 2)
+          p[2 * n] = T(NAN);
+        for (int64_t j = 0; rows > 3 && j < n; ++j)
+          p[3 * n + j] = T(0.0);
+      }
+    });
+  });
+  ArrayHandle hx(x);
+  auto [xq, scale] = quantizeSymmetricOp(hx);
+  Handle flat = wrap(input(t, {n}, 46));
+  auto [fq, fs] = quantizeSymmetricOp(*flat);
+  return planOf({xq, scale, fq, fs});
 }
 
 /// A scan of `shape`, read through a reversed view when `reversed`, fed
@@ -806,6 +837,15 @@ TEST_CASE("index arrays and sorts are opaque kernels NVRTC compiles for every dt
 /// and without, a block per row, a row too long for the registers.
 const std::pair<int64_t, int64_t> kRowShapes[] = {{3, 5}, {9, 64}, {4, 3000}, {2, 40000}};
 
+TEST_CASE("quantize_symmetric is a reduction and an elementwise kernel, compiled for every float class") {
+  for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat})
+    for (auto [rows, cols] : kRowShapes) {
+      CAPTURE(nameOf(t));
+      CAPTURE(cols);
+      compilePlan(quantizePlan(t, {rows, cols}));
+    }
+}
+
 TEST_CASE("the row operations are one rowwise kernel each, compiled for every float class") {
   for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat}) {
     CAPTURE(nameOf(t));
@@ -1137,6 +1177,15 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
         compareWithCpu(rowPlan(t, rows, cols), mathTolerance(t));
       compareWithCpu(rowPlan(t, 5, 64, true), mathTolerance(t));
     }
+  }
+  SUBCASE("quantize_symmetric") {
+    for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat})
+      for (auto [rows, cols] : kRowShapes) {
+        CAPTURE(nameOf(t));
+        CAPTURE(cols);
+        // The scale is a max (exact) over 127, xq a rounded quotient: equal.
+        compareWithCpu(quantizePlan(t, {rows, cols}), 0);
+      }
   }
   SUBCASE("full reductions") {
     compareWithCpu(dotPlan(1000, DType::SFloat), 1e-5);

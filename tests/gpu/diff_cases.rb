@@ -145,6 +145,12 @@ module DiffCases
            x.call.transpose.dup.transpose.rms_norm(Cumo.const_get(t).ones(cols))]
         }
         list["#{t} math:softmax #{cols}"] = -> { [x.call.softmax, (x.call * 30).softmax] }
+        list["#{t} quantize #{cols}"] = lambda {
+          y = x.call
+          y[1, 2] = Float::INFINITY if rows > 2
+          y[-1, true] = 0
+          y.quantize_symmetric + y[0, true].quantize_symmetric
+        }
       end
     end
   end

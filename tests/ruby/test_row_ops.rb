@@ -1,5 +1,6 @@
 # The fused row operations of the spec's "Fused Operations": layer_norm,
-# rms_norm and softmax along the last axis, one kernel each, with the
+# rms_norm and softmax along the last axis, one kernel each, and
+# quantize_symmetric, with the
 # spec's numerics (single-precision accumulation, the row length as the
 # divisor), checked against their written-out formulas in double.
 require "minitest/autorun"
@@ -111,6 +112,83 @@ class TestRowOps < Minitest::Test
       kernels = Cumo.explain(r).kernels.reject { |k| k[:kind] != :rowwise }
       assert_equal 1, kernels.size
     end
+  end
+
+  # ---- quantize_symmetric ------------------------------------------------
+
+  # The spec's table: a tie goes away from zero, where numpy and torch
+  # take it to even.
+  def test_quantize_ties_away_from_zero
+    x = Cumo::SFloat[[-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 127.0]] # scale 1
+    xq, scale = x.quantize_symmetric
+    assert_instance_of Cumo::Int8, xq
+    assert_equal [[-3, -2, -1, 1, 2, 3, 127]], xq.to_a
+    assert_equal [1.0], scale.to_a
+  end
+
+  def test_quantize_zero_infinite_and_nan_rows
+    y = Cumo::SFloat[[0, 0, 0], [1, Float::INFINITY, 2], [1, Float::NAN, 3], [3, -6, 1.5]]
+    xq, scale = y.quantize_symmetric
+    assert_equal [[0, 0, 0], [0, 0, 0], [0, 0, 0], [64, -127, 32]], xq.to_a
+    s = scale.to_a
+    assert_equal [0.0, Float::INFINITY], s[0, 2]
+    assert s[2].nan?, "a NaN row's scale is NaN"
+    assert_in_delta 6.0 / 127, s[3], 1e-7
+  end
+
+  # Against the formula in Ruby's own arithmetic: scale = max|x| / 127 in
+  # the accumulating class, xq = (x / scale).round, every class and shape.
+  def test_quantize_every_class_against_the_formula
+    [[Cumo::DFloat, Cumo::DFloat], [Cumo::SFloat, Cumo::SFloat], [Cumo::HFloat, Cumo::SFloat],
+     [Cumo::BFloat, Cumo::SFloat]].each do |klass, scale_class|
+      [[5, 3], [2, 3, 7], [4, 130]].each do |shape|
+        x = klass.new(*shape).rand(-4, 4)
+        xq, scale = x.quantize_symmetric
+        assert_instance_of scale_class, scale
+        assert_equal shape[0..-2], scale.shape
+        assert_equal shape, xq.shape
+        rows = x.to_a.flatten.each_slice(shape[-1]).to_a
+        want_scale = rows.map { |r| scale_class[r.map(&:abs).max].to_a[0] / 127 }
+        want_scale = scale_class[*want_scale].to_a # rounded to the class
+        assert_equal want_scale, scale.to_a.flatten, "#{klass} #{shape}"
+        got = xq.to_a.flatten.each_slice(shape[-1]).to_a
+        rows.each_with_index do |r, i|
+          q = r.map { |v| scale_class[v / want_scale[i]].to_a[0].round.clamp(-127, 127) }
+          q.zip(got[i]).each_with_index do |(w, g), j|
+            # The quotient is rounded to the class before Ruby rounds it; one
+            # off only where that lands on a tie.
+            assert_operator (w - g).abs, :<=, 1, "#{klass} #{shape} row #{i} element #{j}"
+          end
+        end
+        # xq * scale is what the row stood for, to half a step.
+        back = (xq.cast_to(scale_class) * scale[false, :new]).to_a.flatten
+        x.to_a.flatten.zip(back).each_with_index do |(v, b), k|
+          assert_in_delta v, b, want_scale[k / shape[-1]] * 0.51 + 1e-6
+        end
+      end
+    end
+  end
+
+  def test_quantize_views_and_kernels
+    x = Cumo::SFloat.new(6, 8).rand(-1, 1)
+    view = x[true, (0..-1).step(2)]
+    xq, scale = view.quantize_symmetric
+    dense_q, dense_s = view.dup.quantize_symmetric
+    assert_equal dense_q.to_a, xq.to_a
+    assert_equal dense_s.to_a, scale.to_a
+    y = Cumo::SFloat.new(8, 64).rand
+    y.to_a
+    q, s = y.quantize_symmetric
+    assert_operator Cumo.explain(q, s).kernels.size, :<=, 2
+  end
+
+  def test_quantize_bad_input
+    e = assert_raises(TypeError) { Cumo::Int32[[1, 2]].quantize_symmetric }
+    assert_equal "[quantize_symmetric] needs a float class, not Cumo::Int32", e.message
+    assert_raises(TypeError) { Cumo::SComplex[[1, 2]].quantize_symmetric }
+    e = assert_raises(Cumo::NArray::ShapeError) { Cumo::SFloat[1, 2].sum.quantize_symmetric }
+    assert_match(/\[quantize_symmetric\] needs an array with a last axis/, e.message)
+    assert_raises(ArgumentError) { @x.quantize_symmetric(1) }
   end
 
   def test_bad_input
