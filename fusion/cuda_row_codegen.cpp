@@ -49,16 +49,28 @@ struct Pass {
   std::string acc, op, identity, term;
 };
 
+/// The loop over the groups a lane holds in registers (v[k * G + e] is
+/// element e of its k-th group, g the group's index in the row), with
+/// `body` run for each group the row has; every pass over a cached row is
+/// this loop.
+void emitCachedGroups(const std::string &body, std::string &os) {
+  os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
+  os += "      const long long g = lane + (long long)k * L;\n";
+  os += "      if (g * G >= n) break;\n";
+  os += body;
+  os += "    }\n";
+}
+
 void emitFold(const KernelShape &s, const Pass &p, std::string &os) {
   std::string a = cType(s.rowAccumulator).str();
   std::string fold = p.acc + " = cumo_k::" + p.op + "()(" + p.acc + ", " + p.term + ");";
   os += "    " + a + " " + p.acc + " = " + p.identity + ";\n";
   if (s.rowCachedGroups > 0) {
-    os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
-    os += "      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n";
-    os += "        if ((lane + (long long)k * L) * G + e < n) {\n";
-    os += "          const " + a + " x = v[k * G + e];\n          " + fold + "\n";
-    os += "        }\n      }\n    }\n";
+    emitCachedGroups("      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n"
+                     "        if (g * G + e < n) {\n"
+                     "          const " + a + " x = v[k * G + e];\n          " + fold + "\n"
+                     "        }\n      }\n",
+                     os);
   } else {
     os += "    for (long long g = lane; g * G < n; g += L)\n";
     os += "      for (int e = 0; e < G && g * G + e < n; ++e) {\n";
@@ -81,23 +93,21 @@ void emitWrite(const KernelShape &s, const std::string &element, std::string &os
   std::string t = cType(s.outDtype).str(), a = cType(s.rowAccumulator).str();
   std::string store = castExpr(s.rowAccumulator, s.outDtype, element);
   if (s.rowCachedGroups > 0) {
-    os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
-    os += "      const long long g = lane + (long long)k * L;\n";
-    os += "      if (g * G >= n) break;\n";
+    std::string body;
     if (s.rowVector) {
-      os += "      uint4 w;\n      " + t + " *wt = reinterpret_cast<" + t + " *>(&w);\n";
-      os += "      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n";
-      os += "        const long long j = g * G + e;\n";
-      os += "        const " + a + " x = v[k * G + e];\n";
-      os += "        wt[e] = " + store + ";\n      }\n";
-      os += "      *reinterpret_cast<uint4 *>(o + g * G) = w;\n";
+      body += "      uint4 w;\n      " + t + " *wt = reinterpret_cast<" + t + " *>(&w);\n";
+      body += "      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n";
+      body += "        const long long j = g * G + e;\n";
+      body += "        const " + a + " x = v[k * G + e];\n";
+      body += "        wt[e] = " + store + ";\n      }\n";
+      body += "      *reinterpret_cast<uint4 *>(o + g * G) = w;\n";
     } else {
-      os += "      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n";
-      os += "        const long long j = g * G + e;\n        if (j >= n) break;\n";
-      os += "        const " + a + " x = v[k * G + e];\n";
-      os += "        o[j] = " + store + ";\n      }\n";
+      body += "      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n";
+      body += "        const long long j = g * G + e;\n        if (j >= n) break;\n";
+      body += "        const " + a + " x = v[k * G + e];\n";
+      body += "        o[j] = " + store + ";\n      }\n";
     }
-    os += "    }\n";
+    emitCachedGroups(body, os);
   } else {
     os += "    for (long long j = lane; j < n; j += L) {\n";
     os += "      const " + a + " x = load(j);\n      o[j] = " + store + ";\n    }\n";
@@ -161,19 +171,17 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
   };
   if (s.rowCachedGroups > 0) {
     os += "    " + a + " v[CACHED * G];\n";
-    os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
-    os += "      const long long g = lane + (long long)k * L;\n";
-    os += "      if (g * G >= n) break;\n";
+    std::string body;
     if (s.rowVector) {
-      os += "      const uint4 w = *reinterpret_cast<const uint4 *>(P.in0 + base + g * G);\n";
-      os += "      const " + t + " *wt = reinterpret_cast<const " + t + " *>(&w);\n";
-      os += "      #pragma unroll\n      for (int e = 0; e < G; ++e) v[k * G + e] = " +
-            castExpr(s.outDtype, s.rowAccumulator, "wt[e]") + ";\n";
+      body += "      const uint4 w = *reinterpret_cast<const uint4 *>(P.in0 + base + g * G);\n";
+      body += "      const " + t + " *wt = reinterpret_cast<const " + t + " *>(&w);\n";
+      body += "      #pragma unroll\n      for (int e = 0; e < G; ++e) v[k * G + e] = " +
+              castExpr(s.outDtype, s.rowAccumulator, "wt[e]") + ";\n";
     } else {
-      os += "      #pragma unroll\n      for (int e = 0; e < G; ++e)\n";
-      os += "        if (g * G + e < n) v[k * G + e] = load(g * G + e);\n";
+      body += "      #pragma unroll\n      for (int e = 0; e < G; ++e)\n";
+      body += "        if (g * G + e < n) v[k * G + e] = load(g * G + e);\n";
     }
-    os += "    }\n";
+    emitCachedGroups(body, os);
   }
   switch (s.opaqueOp) {
   case OpKind::LayerNorm:
