@@ -24,7 +24,9 @@ namespace cumo {
   X(budget_flushes)                                                            \
   X(plan_cache_hits)                                                           \
   X(plan_cache_misses)                                                         \
-  X(stored_bytes)
+  X(stored_bytes)                                                              \
+  X(matmul_copies)                                                             \
+  X(library_captures)
 
 struct Stats {
 #define CUMO_STAT_FIELD(name) uint64_t name = 0;

@@ -7,6 +7,9 @@
 #include "fusion/cuda_row_codegen.h"
 
 #include "core/error.h"
+#include "ops/matmul.h"
+
+#include <algorithm>
 #include "ops/scan.h"
 #include "ops/sort.h"
 
@@ -237,6 +240,7 @@ KernelShape analyzeOpaque(const Kernel &k) {
     return s;
   case OpKind::Gather:
   case OpKind::IndexWrite:
+  case OpKind::MatMul:
     return s;
   default:
     if (!isRowOp(k.opaqueOp))
@@ -244,6 +248,55 @@ KernelShape analyzeOpaque(const Kernel &k) {
     analyzeRow(k, s);
     return s;
   }
+}
+
+/// A matrix product for the classes cuBLAS has no gemm for (the
+/// integers): a thread per output element, summing over k in the
+/// reference's order (ops/matmul.cpp), the batch axes right-aligned and
+/// broadcast. The float and complex classes go to cuBLAS instead
+/// (graph/cuda/cublas_matmul.h); this kernel computes them too, the same
+/// way, where a caller asks for it.
+void emitMatmul(const KernelShape &s, const std::string &entry, std::string &os) {
+  int32_t ra = s.operandRanks[0], rb = s.operandRanks[1];
+  int32_t br = std::max({ra - 2, rb - 2, 0});
+  DType acc = matmulAccumulator(s.outDtype);
+  std::string accT = cType(acc).str();
+  os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kScanBlock) +
+        ") " + entry + "(const unsigned char *__restrict__ params) {\n";
+  os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
+  os += "  const long long K = P.in0_ext[" + std::to_string(ra - 1) + "];\n";
+  os += "  const long long N = " + (ra == 1 ? std::string("1") : "P.in0_ext[" + std::to_string(ra - 2) + "]") + ";\n";
+  os += "  const long long M = " + (rb == 1 ? std::string("1") : "P.in1_ext[" + std::to_string(rb - 1) + "]") + ";\n";
+  os += "  const long long a_r = " + (ra == 1 ? std::string("0") : "P.in0_s[" + std::to_string(ra - 2) + "]") +
+        ", a_c = P.in0_s[" + std::to_string(ra - 1) + "];\n";
+  os += "  const long long b_r = P.in1_s[" + std::to_string(rb == 1 ? 0 : rb - 2) + "], b_c = " +
+        (rb == 1 ? std::string("0") : "P.in1_s[" + std::to_string(rb - 1) + "]") + ";\n";
+  os += "  const " + accT + " alpha = (" + accT + ")(P.alpha);\n";
+  os += "  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < P.n;\n"
+        "       e += (long long)gridDim.x * blockDim.x) {\n";
+  os += "    long long rest = e / M;\n";
+  os += "    long long ao = P.in0_off + (rest % N) * a_r, bo = P.in1_off + (e % M) * b_c;\n";
+  os += "    rest /= N;\n";
+  for (int32_t d = br - 1; d >= 0; --d) {
+    int32_t da = d - (br - std::max(ra - 2, 0)), db = d - (br - std::max(rb - 2, 0));
+    std::string ea = da >= 0 ? "P.in0_ext[" + std::to_string(da) + "]" : "1LL";
+    std::string eb = db >= 0 ? "P.in1_ext[" + std::to_string(db) + "]" : "1LL";
+    os += "    {\n      const long long ea = " + ea + ", eb = " + eb + ";\n";
+    os += "      const long long c = rest % (ea > eb ? ea : eb);\n";
+    os += "      rest /= (ea > eb ? ea : eb);\n";
+    if (da >= 0)
+      os += "      if (ea != 1) ao += c * P.in0_s[" + std::to_string(da) + "];\n";
+    if (db >= 0)
+      os += "      if (eb != 1) bo += c * P.in1_s[" + std::to_string(db) + "];\n";
+    os += "    }\n";
+  }
+  os += "    " + accT + " total = (" + accT + ")(0);\n";
+  os += "    for (long long p = 0; p < K; ++p)\n";
+  os += "      total = cumo_ops::wadd(total, cumo_ops::wmul(" +
+        castExpr(s.operandDtypes[0], acc, "P.in0[ao + p * a_c]") + ", " +
+        castExpr(s.operandDtypes[1], acc, "P.in1[bo + p * b_r]") + "));\n";
+  os += "    P.out[P.out_off + e] = " + castExpr(acc, s.outDtype, "cumo_ops::wmul(alpha, total)") + ";\n";
+  os += "  }\n}\n";
 }
 
 void emitOpaqueEntry(const KernelShape &s, const std::string &entry, std::string &os) {
@@ -259,6 +312,8 @@ void emitOpaqueEntry(const KernelShape &s, const std::string &entry, std::string
   case OpKind::Gather:
   case OpKind::IndexWrite:
     return emitFancyIndex(s, entry, os);
+  case OpKind::MatMul:
+    return emitMatmul(s, entry, os);
   default:
     if (!isRowOp(s.opaqueOp))
       noImplementation(s.opaqueOp);
@@ -298,7 +353,8 @@ LaunchConfig opaqueLaunch(const Kernel &k, const DeviceModel &model) {
     return c;
   }
   case OpKind::Gather:
-  case OpKind::IndexWrite: {
+  case OpKind::IndexWrite:
+  case OpKind::MatMul: {
     int64_t n = k.domainSize();
     int64_t cap = int64_t(std::max(model.smCount, 1)) * 16;
     c.block = kScanBlock;

@@ -185,6 +185,14 @@ void describeParams(const KernelShape &s, const PackInputs *in,
     f.i64("propagate", [&] { return int64_t(k->opaqueScalar.asDouble() != 0); });
     if (isRowOp(s.opaqueOp))
       f.f64("eps", [&] { return k->opaqueScalar.asDouble(); });
+    if (s.opaqueOp == OpKind::MatMul) {
+      // gemm's alpha, in the accumulator's kind (complex products go to
+      // cuBLAS, which takes alpha itself).
+      if (isInteger(s.outDtype))
+        f.i64("alpha", [&] { return k->opaqueScalar.as<int64_t>(); });
+      else
+        f.f64("alpha", [&] { return k->opaqueScalar.asDouble(); });
+    }
     return;
   }
 

@@ -303,7 +303,16 @@ uint32_t Lowering::instance(const Node *x, int32_t basis, const AffineMap &map,
     overDomain.outRank = k_->bases[0].rank();
     return instance(x, 0, overDomain, compute);
   }
-  bool constant = x->op() == OpKind::Fill || x->op() == OpKind::Empty;
+  bool fromBuffer = true;
+  if (auto it = s_.index.find(x); it != s_.index.end()) {
+    const Schedule::Facts &f = s_.facts[it->second];
+    bool readable = f.buffered && f.ready <= k_->stage;
+    fromBuffer = !compute && (!Schedule::isInlineable(x, f) || readable);
+  }
+  // An inlined constant is one parameter wherever it is read; a stored one
+  // is a load whose address depends on the map (a matmul reading a stored
+  // `ones` and its transpose reads two layouts of one buffer).
+  bool constant = !fromBuffer && (x->op() == OpKind::Fill || x->op() == OpKind::Empty);
   AffineMap keyMap = constant ? AffineMap() : map;
   int32_t keyBasis = constant ? 0 : basis;
   uint64_t h = llvm::hash_combine(x, keyBasis, keyMap.hash());
@@ -311,18 +320,7 @@ uint32_t Lowering::instance(const Node *x, int32_t basis, const AffineMap &map,
     if (entry.first.node == x && entry.first.basis == keyBasis &&
         entry.first.map == keyMap)
       return entry.second;
-  uint32_t v;
-  auto it = s_.index.find(x);
-  if (it == s_.index.end()) {
-    v = loadNodeBuffer(x, basis, map);
-  } else {
-    const Schedule::Facts &f = s_.facts[it->second];
-    bool readable = f.buffered && f.ready <= k_->stage;
-    if (!compute && (!Schedule::isInlineable(x, f) || readable))
-      v = loadNodeBuffer(x, basis, map);
-    else
-      v = expand(x, basis, map);
-  }
+  uint32_t v = fromBuffer ? loadNodeBuffer(x, basis, map) : expand(x, basis, map);
   instances_[h].push_back({InstanceKey{x, keyBasis, std::move(keyMap)}, v});
   return v;
 }

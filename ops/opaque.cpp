@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "ops/fancy_index.h"
+#include "ops/matmul.h"
 #include "ops/row_ops.h"
 #include "ops/scan.h"
 #include "ops/sort.h"
@@ -24,6 +25,8 @@ void runOpaqueReference(const OpaqueCall &call) {
   case OpKind::RmsNorm:
   case OpKind::Softmax:
     return rowOpReference(call);
+  case OpKind::MatMul:
+    return matmulReference(call);
   default:
     break;
   }
@@ -47,6 +50,8 @@ std::string_view opaqueKindName(OpKind op) {
   case OpKind::RmsNorm:
   case OpKind::Softmax:
     return "rowwise";
+  case OpKind::MatMul:
+    return "matmul";
   default:
     return "opaque";
   }

@@ -77,20 +77,4 @@ NodeRef reduceOp(OpKind op, const ArrayHandle &a, llvm::ArrayRef<int64_t> axes,
   return n;
 }
 
-NodeRef dotOp(const ArrayHandle &a, const ArrayHandle &b) {
-  if (a.ndim() != 1 || b.ndim() != 1)
-    opError(ErrorKind::NotImplemented, "dot",
-            "only 1-D operands for now, not " + shapeToString(a.shape()) +
-                " and " + shapeToString(b.shape()));
-  if (a.shape()[0] != b.shape()[0])
-    opError(ErrorKind::Shape, "dot",
-            "lengths " + std::to_string(a.shape()[0]) + " and " +
-                std::to_string(b.shape()[0]) + " differ");
-  NodeRef prod = binaryOp(OpKind::Mul, Operand::of(a), Operand::of(b));
-  DType t = prod->dtype();
-  NodeRef n = record(OpKind::Sum, reductionResultType(OpKind::Sum, t), {}, {prod});
-  n->extra().axes.push_back(0);
-  return n;
-}
-
 } // namespace cumo

@@ -1,5 +1,5 @@
 // Reductions: sum, prod, max, min, mean over some axes (all by default),
-// answering a 0-dim array when everything is reduced; and the 1-D dot.
+// answering a 0-dim array when everything is reduced (dot is in ops/matmul.h).
 #pragma once
 
 #include "core/array.h"
@@ -23,8 +23,5 @@ llvm::SmallVector<int64_t, 4> reductionAxes(std::string_view op, const ArrayHand
 /// the end). With `keepdims` the reduced axes stay with length one.
 NodeRef reduceOp(OpKind op, const ArrayHandle &a, llvm::ArrayRef<int64_t> axes,
                  bool keepdims);
-
-/// The inner product of two 1-D arrays, as a 0-dim array.
-NodeRef dotOp(const ArrayHandle &a, const ArrayHandle &b);
 
 } // namespace cumo

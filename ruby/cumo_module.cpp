@@ -4,6 +4,7 @@
 #include "core/stats.h"
 #include "fusion/plan_print.h"
 #include "graph/engine.h"
+#include "ops/matmul.h"
 #include "ruby/compat.h"
 #include "ruby/ruby_api.h"
 
@@ -169,6 +170,9 @@ void initPlan() {
   rb_define_method(cPlan, "inspect", Fn(planInspect), 0);
 }
 
+/// Cumo.allow_tf32?: whether CUMO_ALLOW_TF32 put SFloat products on TF32.
+VALUE allowTf32Method(VALUE) { return allowTf32() ? Qtrue : Qfalse; }
+
 void initCumoModule() {
   using Fn = VALUE (*)(ANYARGS);
   rb_define_module_function(mCumo, "explain", Fn(explainMethod), -1);
@@ -176,6 +180,7 @@ void initCumoModule() {
   rb_define_module_function(mCumo, "reset_stats", Fn(resetStatsMethod), 0);
   rb_define_module_function(mCumo, "sync", Fn(syncMethod), 0);
   rb_define_module_function(mCumo, "gpu?", Fn(gpuMethod), 0);
+  rb_define_module_function(mCumo, "allow_tf32?", Fn(allowTf32Method), 0);
   rb_define_module_function(mCumo, "device_name", Fn(deviceNameMethod), 0);
   rb_define_module_function(mCumo, "device_model", Fn(deviceModelMethod), 0);
   rb_define_module_function(mCumo, "enable_compatible_mode", Fn(enableCompat), 0);

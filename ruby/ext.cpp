@@ -334,6 +334,7 @@ extern "C" __attribute__((visibility("default"))) void Init_cumo_ext() {
   initIndexing();
   initReductions();
   initRowMethods();
+  initLinalgMethods();
   initLayoutMethods();
   initConstructionMethods();
   initIOMethods();

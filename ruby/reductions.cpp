@@ -1,5 +1,5 @@
 // Reduction methods: sum, prod, max, min, mean (axes positional or axis:,
-// keepdims:), dot, count_true and count_false. A full reduction answers a
+// keepdims:), count_true and count_false. A full reduction answers a
 // 0-dim array that stays on the device (a Ruby number in compatible mode).
 #include "ops/elementwise.h"
 #include "ops/index_reduction.h"
@@ -165,13 +165,6 @@ VALUE mulsumMethod(int argc, VALUE *argv, VALUE self) {
       /*nanAllowed=*/true);
 }
 
-VALUE dotMethod(VALUE self, VALUE other) {
-  ArrayHandle &a = handleOf(self, "dot");
-  ArrayHandle &b = handleOf(other, "dot");
-  NodeRef n = guarded([&] { return dotOp(a, b); });
-  return compatResult(wrapNode(std::move(n)));
-}
-
 VALUE countMethod(int argc, VALUE *argv, VALUE self, bool truth, const char *name) {
   ArrayHandle &a = handleOf(self, name);
   if (a.dtype() != DType::Bit)
@@ -312,7 +305,6 @@ void initReductions() {
   rb_define_method(cNArray, "max", Fn(reduceMethod<OpKind::Max>), -1);
   rb_define_method(cNArray, "min", Fn(reduceMethod<OpKind::Min>), -1);
   rb_define_method(cNArray, "mean", Fn(reduceMethod<OpKind::Mean>), -1);
-  rb_define_method(cNArray, "dot", Fn(dotMethod), 1);
   rb_define_method(cNArray, "var", Fn(statisticMethod<Statistic::Var>), -1);
   rb_define_method(cNArray, "stddev", Fn(statisticMethod<Statistic::Stddev>), -1);
   rb_define_method(cNArray, "rms", Fn(statisticMethod<Statistic::Rms>), -1);

@@ -113,6 +113,7 @@ void initMath();
 void initIndexing();
 void initReductions();
 void initRowMethods();
+void initLinalgMethods();
 void initConversions();
 void initCumoModule();
 void initPlan();

@@ -19,6 +19,7 @@
 #include "ops/fancy_index.h"
 #include "ops/indexing.h"
 #include "ops/math.h"
+#include "ops/matmul.h"
 #include "ops/quantize.h"
 #include "ops/reduction.h"
 #include "ops/row_ops.h"
@@ -290,6 +291,33 @@ Plan quantizePlan(DType t, Shape shape) {
   auto [fq, fs] = quantizeSymmetricOp(*flat);
   return planOf({xq, scale, fq, fs});
 }
+
+/// alpha * (a @ b) for operands of these shapes, a read through its
+/// transpose when `transposeA` (a view: the generated kernel reads any
+/// layout, as cuBLAS reads a transposed one).
+Plan matmulPlan(DType t, Shape aShape, Shape bShape, bool transposeA = false,
+                int64_t alpha = 1) {
+  Shape stored = aShape;
+  if (transposeA)
+    std::reverse(stored.begin(), stored.end());
+  Handle a = wrap(input(t, stored, 47));
+  ArrayHandle view(a->storageRef(), transposeLayout(a->layout(), {}, "transpose"));
+  Handle b = wrap(input(t, bShape, 48));
+  return planOf({matmulOp("matmul", transposeA ? view : *a, *b, Scalar::ofInt(alpha))});
+}
+
+/// The product shapes the seed's cases cover: matrix by matrix, the 1-D
+/// promotions, broadcast batches, an empty core and a length-one axis.
+struct MatmulCase {
+  Shape a, b;
+  bool transposeA = false;
+};
+const MatmulCase kMatmulCases[] = {
+    {{5, 7}, {7, 3}},          {{7}, {7, 3}},          {{5, 7}, {7}},
+    {{7}, {7}},                {{2, 1, 5, 7}, {3, 7, 4}}, {{4, 5, 7}, {7, 4}},
+    {{7, 5}, {5, 6}, true},    {{3, 0}, {0, 4}},        {{1, 7}, {7, 1}},
+    {{2, 3, 4}, {4}},          {{4}, {2, 4, 3}},
+};
 
 /// A scan of `shape`, read through a reversed view when `reversed`, fed
 /// by an elementwise producer (stored first: an opaque op reads buffers).
@@ -846,6 +874,21 @@ TEST_CASE("quantize_symmetric is a reduction and an elementwise kernel, compiled
     }
 }
 
+TEST_CASE("matmul compiles a thread-per-output kernel for the integers (and any class)") {
+  for (DType t : {DType::Int8, DType::Int32, DType::UInt64, DType::SFloat, DType::HFloat}) {
+    CAPTURE(nameOf(t));
+    for (const MatmulCase &c : kMatmulCases) {
+      Plan p = matmulPlan(t, c.a, c.b, c.transposeA);
+      REQUIRE(p.kernels.size() == 1);
+      CHECK(p.kernels[0].kind == Kernel::Kind::Opaque);
+      compilePlan(p);
+    }
+  }
+  // The extents are parameters: a longer k keeps the kernel.
+  CHECK(onlyKey(matmulPlan(DType::Int32, {5, 7}, {7, 3})) ==
+        onlyKey(matmulPlan(DType::Int32, {6, 9}, {9, 2})));
+}
+
 TEST_CASE("the row operations are one rowwise kernel each, compiled for every float class") {
   for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat}) {
     CAPTURE(nameOf(t));
@@ -1177,6 +1220,16 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
         compareWithCpu(rowPlan(t, rows, cols), mathTolerance(t));
       compareWithCpu(rowPlan(t, 5, 64, true), mathTolerance(t));
     }
+  }
+  SUBCASE("matmul (the generated kernel)") {
+    for (DType t : {DType::Int8, DType::Int32, DType::UInt64, DType::Int64})
+      for (const MatmulCase &c : kMatmulCases) {
+        CAPTURE(nameOf(t));
+        compareWithCpu(matmulPlan(t, c.a, c.b, c.transposeA, 3), 0);
+      }
+    // Floats sum in the reference's order too: equal.
+    for (const MatmulCase &c : kMatmulCases)
+      compareWithCpu(matmulPlan(DType::DFloat, c.a, c.b, c.transposeA), 0);
   }
   SUBCASE("quantize_symmetric") {
     for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat})

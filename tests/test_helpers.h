@@ -11,6 +11,7 @@
 #include "ops/elementwise.h"
 #include "ops/indexing.h"
 #include "ops/record.h"
+#include "ops/matmul.h"
 #include "ops/reduction.h"
 #include "ops/shape_ops.h"
 

@@ -3,7 +3,9 @@
 // so a cached graph is replayed with a single upload of that block and no
 // per-node patching; only a changed launch shape (new extents) updates a
 // node in place. Buffers that live only inside the plan come from an arena
-// that belongs to the cached graph, so their addresses never change.
+// that belongs to the cached graph, so their addresses never change. A
+// matrix product of a float class is a cuBLAS call (cublas_matmul.h): a
+// child graph node, captured again only when its pointers or extents move.
 #include "graph/cuda/open_cuda_executor.h"
 
 #include "core/cuda/cuda_check.h"
@@ -13,6 +15,7 @@
 #include "core/stats.h"
 #include "fusion/cuda_codegen.h"
 #include "fusion/plan_print.h"
+#include "graph/cuda/cublas_matmul.h"
 #include "graph/cuda/kernel_loader.h"
 #include "graph/cuda/launch_profiler.h"
 #include "graph/executor.h"
@@ -40,7 +43,11 @@ size_t alignUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 /// One plan structure's graph, arena and parameter block.
 struct CachedPlan {
-  std::vector<const LoadedKernel *> kernels; ///< active kernels, in order
+  /// Active kernels, in order; null where cuBLAS computes the kernel.
+  std::vector<const LoadedKernel *> kernels;
+  /// For the cuBLAS kernels: the work of this run, and the work the graph's
+  /// child node was captured with.
+  std::vector<MatmulWork> libraryWork, libraryCaptured;
   std::vector<uint32_t> planIndex;           ///< their index in the plan
   std::vector<LaunchConfig> launches;
   std::vector<size_t> paramOffsets;
@@ -93,6 +100,7 @@ private:
   void layoutArena(CachedPlan &cp, const Plan &plan,
                    llvm::SmallVectorImpl<size_t> &tempOffsets);
   void buildGraph(CachedPlan &cp, const Plan &plan);
+  void updateLibraryNodes(CachedPlan &cp, const Plan &plan);
   void updateLaunches(CachedPlan &cp, llvm::ArrayRef<LaunchConfig> launches);
   void upload(CachedPlan &cp, const llvm::SmallVectorImpl<char> &block);
   void launch(CachedPlan &cp);
@@ -108,6 +116,7 @@ private:
 
   CudaDevice *device_;
   KernelLoader loader_;
+  CublasMatmul matmul_;
   std::unordered_map<uint64_t, std::unique_ptr<PreparedPlan>> prepared_;
   std::unordered_map<uint64_t, std::unique_ptr<CachedPlan>> cache_;
   uint64_t clock_ = 0;
@@ -224,12 +233,23 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
       std::string ops;
       for (const std::string &op : kernelOpNames(plan.kernels[cp.planIndex[i]]))
         ops += (ops.empty() ? "" : ",") + op;
-      cp.kernelRecords.push_back(profiler_.record(cp.kernels[i]->entry, ops));
+      cp.kernelRecords.push_back(
+          profiler_.record(cp.kernels[i] ? cp.kernels[i]->entry : "cublas_matmul", ops));
     }
   }
   for (size_t i = 0; i < cp.kernels.size(); ++i) {
     if (timeKernels)
       addEvent(cp.kernelEvents[i]);
+    if (!cp.kernels[i]) {
+      // cuBLAS: its calls captured as a child graph (the node clones it).
+      cudaGraph_t child = matmul_.capture(cp.libraryWork[i]);
+      cudaError_t err = cudaGraphAddChildGraphNode(&cp.nodes[i], cp.graph, last ? &last : nullptr,
+                                                   last ? 1 : 0, child);
+      cudaCheck(err, "cudaGraphAddChildGraphNode");
+      cp.libraryCaptured[i] = cp.libraryWork[i];
+      last = cp.nodes[i];
+      continue;
+    }
     void *arg = nullptr;
     void *args[1] = {nullptr};
     cudaKernelNodeParams p = nodeParams(cp, i, &arg);
@@ -263,13 +283,36 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
   ++Stats::get().graph_instantiations;
 }
 
+void CudaExecutor::updateLibraryNodes(CachedPlan &cp, const Plan &plan) {
+  for (size_t i = 0; i < cp.kernels.size(); ++i) {
+    if (cp.kernels[i] || cp.libraryWork[i] == cp.libraryCaptured[i])
+      continue;
+    // New pointers or extents: capture the calls again and swap the child
+    // graph in; where cuBLAS chose kernels of another shape the swap is
+    // refused, and the whole graph is built again.
+    cudaGraph_t child = matmul_.capture(cp.libraryWork[i]);
+    cudaError_t err = cudaGraphExecChildGraphNodeSetParams(cp.exec, cp.nodes[i], child);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      cudaGraphExecDestroy(cp.exec);
+      cudaGraphDestroy(cp.graph);
+      cp.exec = nullptr;
+      cp.graph = nullptr;
+      buildGraph(cp, plan);
+      return;
+    }
+    cp.libraryCaptured[i] = cp.libraryWork[i];
+    ++Stats::get().graph_updates;
+  }
+}
+
 void CudaExecutor::updateLaunches(CachedPlan &cp,
                                   llvm::ArrayRef<LaunchConfig> launches) {
   for (size_t i = 0; i < launches.size(); ++i) {
     if (cp.launches[i] == launches[i])
       continue;
     cp.launches[i] = launches[i];
-    if (cp.eager)
+    if (cp.eager || !cp.kernels[i])
       continue;
     void *arg = nullptr;
     void *args[1];
@@ -318,6 +361,10 @@ void CudaExecutor::launch(CachedPlan &cp) {
     ++Stats::get().graph_replays;
   } else {
     for (size_t i = 0; i < cp.kernels.size(); ++i) {
+      if (!cp.kernels[i]) {
+        matmul_.enqueue(cp.libraryWork[i], stream);
+        continue;
+      }
       void *arg = static_cast<char *>(cp.params->data()) + cp.paramOffsets[i];
       void *args[1] = {&arg};
       const LaunchConfig &lc = cp.launches[i];
@@ -375,8 +422,13 @@ void CudaExecutor::run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) {
   bool hit = false;
   CachedPlan &cp = lookup(plan, keys, launches, active, hit);
   if (!hit) {
-    for (size_t i = 0; i < active.size(); ++i)
-      cp.kernels.push_back(&loader_.get(plan.kernels[active[i]], keys[i], model));
+    for (size_t i = 0; i < active.size(); ++i) {
+      const Kernel &k = plan.kernels[active[i]];
+      cp.kernels.push_back(CublasMatmul::computes(k) ? nullptr
+                                                     : &loader_.get(k, keys[i], model));
+    }
+    cp.libraryWork.resize(active.size());
+    cp.libraryCaptured.resize(active.size());
     cp.planIndex.assign(active.begin(), active.end());
     cp.launches.assign(launches.begin(), launches.end());
   }
@@ -402,6 +454,10 @@ void CudaExecutor::run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) {
     cp.paramOffsets[i] = block.size();
     void *scratch = cp.scratch[i].second ? arena + cp.scratch[i].first : nullptr;
     uint32_t k = cp.planIndex[i];
+    if (!cp.kernels[i]) {
+      cp.libraryWork[i] = CublasMatmul::workOf(plan.kernels[k], pointers);
+      continue;
+    }
     prepared->kernels[k].pack(plan.kernels[k], cp.launches[i], pointers, scratch,
                               device_->errorWord(), block);
   }
@@ -419,6 +475,8 @@ void CudaExecutor::run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) {
   }
   if (!cp.exec && !cp.eager)
     buildGraph(cp, plan);
+  else if (cp.exec)
+    updateLibraryNodes(cp, plan);
   upload(cp, block);
   launch(cp);
 }

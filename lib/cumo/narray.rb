@@ -4,6 +4,7 @@
 # every operation in an expression DAG and runs it, fused, when a value is
 # read. See README.md.
 require "cumo_ext"
+require_relative "products"
 
 module Cumo
   VERSION = "0.1.0"

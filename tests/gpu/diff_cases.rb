@@ -251,6 +251,33 @@ module DiffCases
   # multiplication agree bit for bit; division, abs, powers and the NMath
   # functions go through hypot, atan2 and the transcendentals, so their
   # cases are "math:".
+  # Matrix products (issue 7): cuBLAS on the GPU, the in-order loops of the
+  # CPU reference, so float answers agree to rounding ("matmul:" gives them
+  # a tolerance scaled to the operands); the integer kernel agrees exactly.
+  # Shapes: the seed's cases, a gemv, broadcast batches, a transposed
+  # operand (read in place), a reversed one (copied), empty k.
+  MATMUL_SHAPES = [
+    [[64, 300], [300, 50]], [[1, 768], [768, 300]], [[300, 768], [768]],
+    [[768], [768, 40]], [[3, 1, 17, 40], [2, 40, 9]], [[5, 33, 20], [20, 7]],
+    [[0, 4], [4, 3]], [[4, 0], [0, 3]], [[1, 1], [1, 1]],
+  ].freeze
+
+  def matmul_cases(list)
+    (FLOAT_TYPES + NARROW_TYPES + COMPLEX_TYPES + %w[Int32 Int64 Int8]).each do |t|
+      list["#{t} matmul: shapes"] = lambda {
+        MATMUL_SHAPES.each_with_index.map do |(sa, sb), i|
+          input(t, *sa, seed: 120 + i).matmul(input(t, *sb, seed: 140 + i))
+        end
+      }
+      list["#{t} matmul: views"] = lambda {
+        a = input(t, 40, 30, seed: 160)
+        b = input(t, 40, 20, seed: 161)
+        [a.transpose.matmul(b), b.transpose.matmul(a), a.reverse(0).transpose.matmul(b[(-1..0).step(-1), true]),
+         a[true, (0..29).step(3)].transpose.dot(b), a.gemm(a.transpose, alpha: 2, beta: -1, c: input(t, 40, 40, seed: 162))]
+      }
+    end
+  end
+
   def complex_cases(list)
     COMPLEX_TYPES.each do |t|
       k = klass(t)
@@ -419,6 +446,7 @@ module DiffCases
     layout_cases(list)
     half_cases(list)
     complex_cases(list)
+    matmul_cases(list)
     list
   end
 end

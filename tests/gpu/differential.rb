@@ -78,6 +78,14 @@ cpu.each do |name, want|
     # libraries' few-ulp erf differences stay a few ulps of 1, absolute, so
     # values under 1 are compared at an absolute tolerance.
     floor = name.end_with?("math:gelu") ? 1.0 : 1e-30
+    # cuBLAS sums a product in its own order (blocked, split over k) and
+    # the CPU reference in order over k: they agree to rounding of sums of
+    # up to 768 terms of magnitude 16, compared at an absolute floor so a
+    # sum that cancels to near zero is not held to a relative bound.
+    if name.include?("matmul:")
+      tol = narrow ? narrow * 2 : single ? 2e-5 : 1e-13
+      floor = 10.0
+    end
     bad = w[:values].each_with_index.reject do |x, j|
       close?(x, g[:values][j], tol, floor)
     end

@@ -33,6 +33,32 @@ class TestReplay < Minitest::Test
     assert_equal s[:graph_replays], s[:graph_cache_hits], s.inspect
   end
 
+  # A decode-style loop: a product through cuBLAS, an elementwise epilogue
+  # and a read. The cuBLAS calls are a child graph captured once per
+  # address set the pool cycles through, then replayed with the plan.
+  def test_a_matmul_loop_replays_its_captured_calls
+    w = Cumo::SFloat.new(64, 64).seq(0, 1e-3)
+    x = Cumo::SFloat.ones(1, 64)
+    step = ->(h, i) { (h.matmul(w) * (0.5 + i * 1e-3)).tanh }
+    3.times { |i| x = step.call(x, i); Float(x.sum) }
+    Cumo.reset_stats
+    host = x.to_a.flatten
+    wh = w.to_a
+    50.times do |i|
+      x = step.call(x, i + 3)
+      Float(x.sum)
+      host = (0...64).map do |j|
+        Math.tanh((0...64).sum { |k| host[k] * wh[k][j] } * (0.5 + (i + 3) * 1e-3))
+      end
+    end
+    s = Cumo.stats
+    assert_equal 0, s[:graphs_built], s.inspect
+    assert_equal 0, s[:nvrtc_compiles], s.inspect
+    assert_operator s[:graph_replays], :>=, 50, s.inspect
+    assert_operator s[:library_captures], :<=, 8, "captures are reused as addresses cycle: #{s}"
+    x.to_a.flatten.zip(host).each { |g, h| assert_in_delta h, g, 1e-4 }
+  end
+
   def test_replayed_answers_match_a_host_computation
     x = Cumo::DFloat.new(1000).seq
     total = 0.0

@@ -50,8 +50,11 @@ class TestErrors < Minitest::Test
     assert_fails_at_call(TypeError, "gt", @a) { @a > "1" }
   end
 
+  # A number is a 0-d operand, which numpy's matmul refuses (a ValueError
+  # there): a ShapeError naming the op. Anything else is a TypeError.
   def test_a_float_where_an_array_is_needed
-    assert_fails_at_call(TypeError, "dot", @v) { Cumo::DFloat[1, 2].dot(1.0) }
+    assert_fails_at_call(Cumo::NArray::ShapeError, "dot", @v) { Cumo::DFloat[1, 2].dot(1.0) }
+    assert_fails_at_call(TypeError, "dot", @v) { Cumo::DFloat[1, 2].dot("1") }
   end
 
   def test_bit_has_no_arithmetic

@@ -1,0 +1,90 @@
+# bench/matmul.rb: matrix products through cuBLAS (issue 7): square n x n x n
+# for n in 1024..8192 and the GPT-2 shapes (m x k x n: 1x768x2304,
+# 1x768x50257, 256x768x50257) in SFloat, HFloat and BFloat. One JSON line
+# per (dtype, shape), and one per dtype for a copy of the gemv's weight (the
+# bandwidth the device reaches, the gemv's bound).
+#
+#   CUMO_PROFILE=1 bin/run bench/matmul.rb [--shapes 1024,1x768x2304,...]
+#                          [--dtypes SFloat,HFloat,BFloat] [--repeats 3]
+#
+# Each product is one flush (one plan, one graph replay whose node is the
+# captured cuBLAS call), timed on the device by CUMO_PROFILE=1's events
+# around the replay: us is device microseconds per product, the graph's
+# launch included; wall_us the host's view. TFLOP/s counts 2mkn; GB/s the
+# operands read and the answer written once. bench/peers/matmul.py times
+# torch.matmul with CUDA events over back-to-back calls.
+require "json"
+require "optparse"
+require "cumo/narray"
+
+SHAPES = "1024,2048,4096,8192,1x768x2304,1x768x50257,256x768x50257"
+opts = { shapes: SHAPES, dtypes: "SFloat,HFloat,BFloat", repeats: 3 }
+OptionParser.new do |o|
+  o.on("--shapes LIST") { |v| opts[:shapes] = v }
+  o.on("--dtypes LIST") { |v| opts[:dtypes] = v }
+  o.on("--repeats N", Integer) { |v| opts[:repeats] = v }
+end.parse!(ARGV)
+
+now = -> { Process.clock_gettime(Process::CLOCK_MONOTONIC) }
+
+# Enough iterations for about 50 ms of work (at least 5, at most 200).
+def iterations_for(flops) = (5e10 / [flops, 1].max).clamp(5, 200).to_i
+
+def measure(iterations, repeats, now)
+  3.times do
+    yield
+    Cumo.sync
+  end
+  best = nil
+  repeats.times do
+    Cumo.reset_stats
+    t0 = now.call
+    iterations.times do
+      yield
+      Cumo.sync
+    end
+    wall = (now.call - t0) * 1e6 / iterations
+    stats = Cumo.stats
+    dev = stats[:device_ns].to_i.positive? ? stats[:device_ns] / 1e3 / iterations : nil
+    cand = { us: dev, wall_us: wall, kernels: stats[:kernels_launched].to_f / iterations,
+             captures: stats[:library_captures], copies: stats[:matmul_copies] }
+    best = cand if best.nil? || (cand[:us] || cand[:wall_us]) < (best[:us] || best[:wall_us])
+  end
+  best
+end
+
+def dims(spec)
+  parts = spec.split("x").map { |v| Integer(v) }
+  parts.size == 1 ? [parts[0]] * 3 : parts
+end
+
+opts[:dtypes].split(",").each do |dname|
+  dtype = Cumo.const_get(dname)
+  el = dtype::ELEMENT_BYTE_SIZE
+  opts[:shapes].split(",").each do |spec|
+    m, k, n = dims(spec)
+    Cumo::NArray.srand(1)
+    a = dtype.new(m, k).rand(-1, 1)
+    # The weight as a model stores it, (n, k), multiplied transposed: read
+    # in place with the transpose flag (matmul_copies counts 0).
+    w = dtype.new(n, k).rand(-1, 1)
+    Cumo.sync
+    flops = 2.0 * m * k * n
+    bytes = (m * k + k * n + m * n) * el
+    r = measure(iterations_for(flops), opts[:repeats], now) { a.matmul(w.transpose) }
+    line = { bench: "matmul", impl: "cumo", dtype: dname, m: m, k: k, n: n,
+             us: r[:us]&.round(3), wall_us: r[:wall_us].round(3),
+             tflops: r[:us] && (flops / (r[:us] * 1e6)).round(2),
+             gbps: r[:us] && (bytes / (r[:us] * 1e3)).round(1),
+             matmul_copies: r[:copies], library_captures: r[:captures],
+             tf32: Cumo.allow_tf32?, device: Cumo.gpu? ? "cuda" : "cpu" }
+    puts JSON.generate(line)
+    $stdout.flush
+    next unless m == 1 && n > 10_000
+
+    # The gemv's bound: the device copying its weight.
+    c = measure(50, opts[:repeats], now) { w.dup }
+    puts JSON.generate({ bench: "matmul", impl: "cumo", op: "copy", dtype: dname, m: n, k: k,
+                         us: c[:us]&.round(3), gbps: c[:us] && (2 * n * k * el / (c[:us] * 1e3)).round(1) })
+  end
+end

@@ -1,0 +1,34 @@
+# bench/matmul_table.rb JSONL: the README's matmul table from the JSON lines
+# of bench/matmul.rb and bench/peers/matmul.py (one run): per dtype and
+# shape, ours and torch.matmul in device microseconds, their ratio, and for
+# the gemv its bandwidth against the device's copy of the same weight.
+require "json"
+
+lines = ARGF.each_line.filter_map { |l| JSON.parse(l, symbolize_names: true) if l.start_with?("{") }
+rows = lines.select { |l| l[:bench] == "matmul" }
+find = lambda do |impl, dtype, m, k, n, op = nil|
+  rows.find { |l| l[:impl] == impl && l[:dtype] == dtype && l[:m] == m && l[:k] == k && l[:n] == n && l[:op] == op }
+end
+fmt = ->(v, d = 1) { v.nil? ? "-" : format("%.#{d}f", v) }
+
+puts "| dtype | m x k x n | ours us (TFLOP/s) | torch us (TFLOP/s) | torch / ours | GB/s ours, torch | copies |"
+puts "|---|---|---|---|---|---|---|"
+rows.select { |l| l[:impl] == "cumo" && l[:op].nil? }.each do |o|
+  t = find.call("torch", o[:dtype], o[:m], o[:k], o[:n])
+  ratio = t && o[:us] ? t[:us] / o[:us] : nil
+  puts "| #{o[:dtype]} | #{o[:m]}x#{o[:k]}x#{o[:n]} | #{fmt.(o[:us], 2)} (#{fmt.(o[:tflops])}) | " \
+       "#{fmt.(t && t[:us], 2)} (#{fmt.(t && t[:tflops])}) | #{fmt.(ratio, 3)} | " \
+       "#{fmt.(o[:gbps], 0)}, #{fmt.(t && t[:gbps], 0)} | #{o[:matmul_copies]} |"
+end
+copies = rows.select { |l| l[:op] == "copy" }
+unless copies.empty?
+  puts
+  puts "| dtype | weight copy GB/s ours, torch | gemv 1x768xn GB/s ours / copy |"
+  puts "|---|---|---|"
+  copies.select { |l| l[:impl] == "cumo" }.each do |c|
+    tc = copies.find { |l| l[:impl] == "torch" && l[:dtype] == c[:dtype] && l[:m] == c[:m] }
+    g = find.call("cumo", c[:dtype], 1, c[:k], c[:m])
+    frac = g && c[:gbps] && g[:gbps] ? g[:gbps] / [c[:gbps], tc ? tc[:gbps] : 0].max : nil
+    puts "| #{c[:dtype]} | #{fmt.(c[:gbps], 0)}, #{fmt.(tc && tc[:gbps], 0)} | #{fmt.(frac && frac * 100, 1)}% |"
+  end
+end
