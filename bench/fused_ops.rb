@@ -16,6 +16,7 @@
 require "json"
 require "optparse"
 require "cumo/narray"
+require_relative "lib/device_timing"
 
 opts = { shapes: "1x768,64x768,4096x768,4096x4096,32768x1024", dtypes: "SFloat,BFloat",
          iterations: 50, repeats: 3, eps: 1e-5 }
@@ -57,33 +58,6 @@ FUSED = {
   "copy" => ->(x, _g, _b) { x.dup },
 }.freeze
 
-now = -> { Process.clock_gettime(Process::CLOCK_MONOTONIC) }
-
-# Device and wall microseconds per op: each op one flush (its plan, one
-# graph replay), `iterations` of them after three that compile and capture,
-# the best of `repeats` runs.
-def measure(iterations, repeats, now)
-  3.times do
-    yield
-    Cumo.sync
-  end
-  best = nil
-  repeats.times do
-    Cumo.reset_stats
-    t0 = now.call
-    iterations.times do
-      yield
-      Cumo.sync
-    end
-    wall = (now.call - t0) * 1e6 / iterations
-    stats = Cumo.stats
-    dev = stats[:device_ns].to_i.positive? ? stats[:device_ns] / 1e3 / iterations : nil
-    cand = { us: dev, wall_us: wall, kernels: stats[:kernels_launched].to_f / iterations }
-    best = cand if best.nil? || (cand[:us] || cand[:wall_us]) < (best[:us] || best[:wall_us])
-  end
-  best
-end
-
 opts[:dtypes].split(",").each do |dname|
   dtype = Cumo.const_get(dname)
   opts[:shapes].split(",").each do |shape|
@@ -97,7 +71,7 @@ opts[:dtypes].split(",").each do |dname|
     forms = FUSED.keys.map { |op| [op, "fused"] } + WRITTEN.keys.map { |op| [op, "written"] }
     forms.each do |op, form|
       fn = (form == "fused" ? FUSED : WRITTEN)[op]
-      r = measure(opts[:iterations], opts[:repeats], now) { fn.call(x, g, b) }
+      r = DeviceTiming.measure(opts[:iterations], opts[:repeats]) { fn.call(x, g, b) }
       params = { "layer_norm" => 2, "rms_norm" => 1 }.fetch(op, 0)
       bytes = if op == "quantize_symmetric" # x in, Int8 and a scale per row out
                 rows * cols * (el + 1) + rows * [el, 4].max

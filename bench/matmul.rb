@@ -16,6 +16,7 @@
 require "json"
 require "optparse"
 require "cumo/narray"
+require_relative "lib/device_timing"
 
 SHAPES = "1024,2048,4096,8192,1x768x2304,1x768x50257,256x768x50257"
 opts = { shapes: SHAPES, dtypes: "SFloat,HFloat,BFloat", repeats: 3 }
@@ -25,33 +26,8 @@ OptionParser.new do |o|
   o.on("--repeats N", Integer) { |v| opts[:repeats] = v }
 end.parse!(ARGV)
 
-now = -> { Process.clock_gettime(Process::CLOCK_MONOTONIC) }
-
 # Enough iterations for about 50 ms of work (at least 5, at most 200).
 def iterations_for(flops) = (5e10 / [flops, 1].max).clamp(5, 200).to_i
-
-def measure(iterations, repeats, now)
-  3.times do
-    yield
-    Cumo.sync
-  end
-  best = nil
-  repeats.times do
-    Cumo.reset_stats
-    t0 = now.call
-    iterations.times do
-      yield
-      Cumo.sync
-    end
-    wall = (now.call - t0) * 1e6 / iterations
-    stats = Cumo.stats
-    dev = stats[:device_ns].to_i.positive? ? stats[:device_ns] / 1e3 / iterations : nil
-    cand = { us: dev, wall_us: wall, kernels: stats[:kernels_launched].to_f / iterations,
-             captures: stats[:library_captures], copies: stats[:matmul_copies] }
-    best = cand if best.nil? || (cand[:us] || cand[:wall_us]) < (best[:us] || best[:wall_us])
-  end
-  best
-end
 
 def dims(spec)
   parts = spec.split("x").map { |v| Integer(v) }
@@ -71,19 +47,19 @@ opts[:dtypes].split(",").each do |dname|
     Cumo.sync
     flops = 2.0 * m * k * n
     bytes = (m * k + k * n + m * n) * el
-    r = measure(iterations_for(flops), opts[:repeats], now) { a.matmul(w.transpose) }
+    r = DeviceTiming.measure(iterations_for(flops), opts[:repeats]) { a.matmul(w.transpose) }
     line = { bench: "matmul", impl: "cumo", dtype: dname, m: m, k: k, n: n,
              us: r[:us]&.round(3), wall_us: r[:wall_us].round(3),
              tflops: r[:us] && (flops / (r[:us] * 1e6)).round(2),
              gbps: r[:us] && (bytes / (r[:us] * 1e3)).round(1),
-             matmul_copies: r[:copies], library_captures: r[:captures],
+             matmul_copies: r[:stats][:matmul_copies], library_captures: r[:stats][:library_captures],
              tf32: Cumo.allow_tf32?, device: Cumo.gpu? ? "cuda" : "cpu" }
     puts JSON.generate(line)
     $stdout.flush
     next unless m == 1 && n > 10_000
 
     # The gemv's bound: the device copying its weight.
-    c = measure(50, opts[:repeats], now) { w.dup }
+    c = DeviceTiming.measure(50, opts[:repeats]) { w.dup }
     puts JSON.generate({ bench: "matmul", impl: "cumo", op: "copy", dtype: dname, m: n, k: k,
                          us: c[:us]&.round(3), gbps: c[:us] && (2 * n * k * el / (c[:us] * 1e3)).round(1) })
   end

@@ -19,26 +19,29 @@ const ArrayHandle &rightOperand(OperandHolder &h, const ArrayHandle &a, const ch
   return *o.array;
 }
 
-VALUE dotMethod(VALUE self, VALUE other) {
-  ArrayHandle &a = handleOf(self, "dot");
+/// self.op(other): the product `make` records, other cast as rightOperand.
+template <class Make>
+VALUE productMethod(VALUE self, VALUE other, const char *op, Make make) {
+  ArrayHandle &a = handleOf(self, op);
   OperandHolder b;
-  prepareOperand(b, other, a.dtype(), "dot");
+  prepareOperand(b, other, a.dtype(), op);
   NodeRef n = guarded([&] {
     releaseDeadHandles();
-    return dotOp(a, rightOperand(b, a, "dot"));
+    return make(a, rightOperand(b, a, op));
   });
   return compatResult(wrapNode(std::move(n)));
 }
 
-VALUE matmulMethod(VALUE self, VALUE other) {
-  ArrayHandle &a = handleOf(self, "matmul");
-  OperandHolder b;
-  prepareOperand(b, other, a.dtype(), "matmul");
-  NodeRef n = guarded([&] {
-    releaseDeadHandles();
-    return matmulOp("matmul", a, rightOperand(b, a, "matmul"));
+VALUE dotMethod(VALUE self, VALUE other) {
+  return productMethod(self, other, "dot", [](const ArrayHandle &a, const ArrayHandle &b) {
+    return dotOp(a, b);
   });
-  return compatResult(wrapNode(std::move(n)));
+}
+
+VALUE matmulMethod(VALUE self, VALUE other) {
+  return productMethod(self, other, "matmul", [](const ArrayHandle &a, const ArrayHandle &b) {
+    return matmulOp("matmul", a, b);
+  });
 }
 
 /// gemm(b, alpha: 1, beta: 0, c: nil): alpha * (self @ b) + beta * c. c is

@@ -12,27 +12,11 @@ import argparse
 import json
 
 import torch
+
+from cuda_timing import measure
 import torch.nn.functional as F
 
 NAMES = {"float32": "SFloat", "bfloat16": "BFloat"}
-
-
-def measure(fn, iterations, repeats):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    best = None
-    for _ in range(repeats):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(iterations):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        us = start.elapsed_time(end) * 1e3 / iterations
-        best = us if best is None else min(best, us)
-    return best
 
 
 def main():

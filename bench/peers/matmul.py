@@ -13,26 +13,10 @@ import json
 
 import torch
 
+from cuda_timing import measure
+
 NAMES = {"float32": "SFloat", "float16": "HFloat", "bfloat16": "BFloat"}
 SHAPES = "1024,2048,4096,8192,1x768x2304,1x768x50257,256x768x50257"
-
-
-def measure(fn, iterations, repeats):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    best = None
-    for _ in range(repeats):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(iterations):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        us = start.elapsed_time(end) * 1e3 / iterations
-        best = us if best is None else min(best, us)
-    return best
 
 
 def dims(spec):

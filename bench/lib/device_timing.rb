@@ -1,0 +1,33 @@
+# The timing loop of the device benchmarks (bench/fused_ops.rb,
+# bench/matmul.rb): each call of the block is one flush (its plan, one
+# graph replay), `iterations` of them after three that compile and
+# capture, the best of `repeats` runs. us is device microseconds per call
+# from CUMO_PROFILE=1's events (nil without them), wall_us the host's view.
+module DeviceTiming
+  module_function
+
+  def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+
+  def measure(iterations, repeats)
+    3.times do
+      yield
+      Cumo.sync
+    end
+    best = nil
+    repeats.times do
+      Cumo.reset_stats
+      t0 = now
+      iterations.times do
+        yield
+        Cumo.sync
+      end
+      wall = (now - t0) * 1e6 / iterations
+      stats = Cumo.stats
+      dev = stats[:device_ns].to_i.positive? ? stats[:device_ns] / 1e3 / iterations : nil
+      cand = { us: dev, wall_us: wall, kernels: stats[:kernels_launched].to_f / iterations,
+               stats: stats }
+      best = cand if best.nil? || (cand[:us] || cand[:wall_us]) < (best[:us] || best[:wall_us])
+    end
+    best
+  end
+end
