@@ -188,6 +188,8 @@ std::string valueExpr(const KernelShape &s, uint32_t id) {
   case Value::Kind::Select:
     return pred(int32_t(v.ref)) + " ? " + var(v.args[0]) + " : " +
            var(v.args[1]);
+  case Value::Kind::RowReduce:
+    llvm_unreachable("a row's fold is declared by its pass (cuda_rowwise_codegen.cpp)");
   case Value::Kind::Op:
     break;
   }
@@ -250,49 +252,66 @@ void emitBox(const KernelShape &s, int32_t b, std::string &os, int indent) {
   line(os, indent, "}");
 }
 
-/// The boxes and values of one element: every load, and nothing written
-/// but the error word.
-void emitElementValues(const KernelShape &s, std::string &os, int indent) {
+} // namespace
+
+void emitBoxes(const KernelShape &s, std::string &os, int indent) {
   if (s.bases.size() > 1)
     line(os, indent, "const bool " + pred(0) + " = true; // the domain holds everywhere");
   for (int32_t b = 1; b < int32_t(s.bases.size()); ++b)
     emitBox(s, b, os, indent);
-  for (uint32_t id = 0; id < s.values.size(); ++id) {
-    const Value &v = s.values[id];
-    std::string t = cType(v.dtype).str();
-    std::string e = valueExpr(s, id);
-    // A value of a box exists only inside it: guard it, loads above all,
-    // which would read out of bounds elsewhere.
-    if (v.basis != 0 && v.kind != Value::Kind::Param)
-      e = pred(v.basis) + " ? (" + t + ")(" + e + ") : " + zeroExpr(v.dtype);
-    line(os, indent, "const " + t + " " + var(id) + " = " + e + ";");
-    if (v.kind == Value::Kind::Op && (v.op == OpKind::Div || v.op == OpKind::Mod) &&
-        isInteger(v.dtype)) {
-      // Numo raises ZeroDivisionError; a kernel flags it for the next read.
-      std::string cond = var(v.args[1]) + " == 0";
-      if (v.basis != 0)
-        cond = pred(v.basis) + " && " + cond;
-      line(os, indent, "if (" + cond + ") atomicOr(P.err, 1u);");
-    }
+}
+
+std::string valueName(uint32_t id) { return var(id); }
+
+void emitValue(const KernelShape &s, uint32_t id, std::string &os, int indent,
+               llvm::function_ref<std::string(uint32_t)> loadExpr) {
+  const Value &v = s.values[id];
+  std::string t = cType(v.dtype).str();
+  std::string e = v.kind == Value::Kind::Load && loadExpr ? loadExpr(v.ref) : valueExpr(s, id);
+  // A value of a box exists only inside it: guard it, loads above all,
+  // which would read out of bounds elsewhere.
+  if (v.basis != 0 && v.kind != Value::Kind::Param)
+    e = pred(v.basis) + " ? (" + t + ")(" + e + ") : " + zeroExpr(v.dtype);
+  line(os, indent, "const " + t + " " + var(id) + " = " + e + ";");
+  if (v.kind == Value::Kind::Op && (v.op == OpKind::Div || v.op == OpKind::Mod) &&
+      isInteger(v.dtype)) {
+    // Numo raises ZeroDivisionError; a kernel flags it for the next read.
+    std::string cond = var(v.args[1]) + " == 0";
+    if (v.basis != 0)
+      cond = pred(v.basis) + " && " + cond;
+    line(os, indent, "if (" + cond + ") atomicOr(P.err, 1u);");
   }
+}
+
+void emitStore(const KernelShape &s, size_t i, std::string &os, int indent) {
+  const StoreShape &st = s.stores[i];
+  std::string name = "st" + std::to_string(i);
+  // A store in a box writes where the box holds (each element once).
+  std::string cond = st.index.basis != 0 ? pred(st.index.basis) : "";
+  // An optional output Ruby dropped before the plan ran has no memory.
+  if (st.optional)
+    cond += (cond.empty() ? "" : " && ") + std::string("P.") + name;
+  for (int32_t a : st.zeroAxes)
+    cond += (cond.empty() ? "" : " && ") + coord(0, a) + " == 0";
+  std::string write =
+      "P." + name + "[" + addressExpr(name, st.index) + "] = " + var(st.value) + ";";
+  line(os, indent, cond.empty() ? write : "if (" + cond + ") " + write);
+}
+
+namespace {
+
+/// The boxes and values of one element: every load, and nothing written
+/// but the error word.
+void emitElementValues(const KernelShape &s, std::string &os, int indent) {
+  emitBoxes(s, os, indent);
+  for (uint32_t id = 0; id < s.values.size(); ++id)
+    emitValue(s, id, os, indent);
 }
 
 /// The stores of one element and its folds into the accumulators.
 void emitElementWrites(const KernelShape &s, std::string &os, int indent) {
-  for (size_t i = 0; i < s.stores.size(); ++i) {
-    const StoreShape &st = s.stores[i];
-    std::string name = "st" + std::to_string(i);
-    // A store in a box writes where the box holds (each element once).
-    std::string cond = st.index.basis != 0 ? pred(st.index.basis) : "";
-    // An optional output Ruby dropped before the plan ran has no memory.
-    if (st.optional)
-      cond += (cond.empty() ? "" : " && ") + std::string("P.") + name;
-    for (int32_t a : st.zeroAxes)
-      cond += (cond.empty() ? "" : " && ") + coord(0, a) + " == 0";
-    std::string write =
-        "P." + name + "[" + addressExpr(name, st.index) + "] = " + var(st.value) + ";";
-    line(os, indent, cond.empty() ? write : "if (" + cond + ") " + write);
-  }
+  for (size_t i = 0; i < s.stores.size(); ++i)
+    emitStore(s, i, os, indent);
   for (size_t i = 0; i < s.reduces.size(); ++i) {
     const ReduceShape &r = s.reduces[i];
     std::string acc = "acc" + std::to_string(i);
@@ -336,10 +355,12 @@ void emitDomainCoords(const KernelShape &s, std::string &os, int indent) {
   line(os, indent, decl + ";");
 }
 
-void emitEntryHead(llvm::StringRef entry, std::string &os) {
-  os += "extern \"C\" __global__ void __launch_bounds__(" +
-        std::to_string(kBlockSize) + ", " + std::to_string(kMinBlocksPerSm) +
-        ") " + entry.str() +
+void emitEntryHead(llvm::StringRef entry, std::string &os, uint32_t block,
+                   uint32_t minBlocks) {
+  std::string bounds = std::to_string(block);
+  if (minBlocks)
+    bounds += ", " + std::to_string(minBlocks);
+  os += "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + entry.str() +
         "(const unsigned char *__restrict__ params) {\n";
   // The block's threads copy the parameters into shared memory and read
   // them from there. A copy in registers (a local `CumoParams P`) took a
@@ -454,6 +475,7 @@ const char *kindTag(Kernel::Kind k) {
   case Kernel::Kind::AxisReduce: return "red";
   case Kernel::Kind::Scatter: return "scat";
   case Kernel::Kind::Opaque: return "op";
+  case Kernel::Kind::Rowwise: return "row";
   }
   llvm_unreachable("unknown kernel kind");
 }
@@ -493,6 +515,8 @@ KernelSource generateCuda(const Kernel &k, const DeviceModel &model) {
   emitParamStruct(s, os);
   if (s.kind == Kernel::Kind::Opaque)
     emitOpaqueEntry(s, out.entry, os);
+  else if (s.kind == Kernel::Kind::Rowwise)
+    emitRowwiseEntry(s, out.entry, os);
   else if (s.kind == Kernel::Kind::AxisReduce)
     emitAxisReduceEntry(s, out.entry, os);
   else
@@ -515,6 +539,8 @@ LaunchConfig cudagen::launchFor(const Kernel &k, ReduceStrategy strategy,
   switch (k.kind) {
   case Kernel::Kind::Opaque:
     return opaqueLaunch(k, model);
+  case Kernel::Kind::Rowwise:
+    return rowwiseLaunch(k, model);
   case Kernel::Kind::Elementwise:
   case Kernel::Kind::Scatter:
     c.grid = gridFor(k.domainSize(), kBlockSize * kElementsPerThread, model);

@@ -94,6 +94,11 @@ void checkValue(const Kernel &k, const Value &v, uint32_t id) {
     if (v.ref == 0 || v.ref >= k.bases.size() || v.args.size() != 2)
       unsupported("malformed select");
     return;
+  case Value::Kind::RowReduce:
+    if (k.kind != Kernel::Kind::Rowwise || v.basis != 0 || v.args.size() != 1 ||
+        opCategory(v.op) != OpCategory::Reduce)
+      unsupported("a row fold outside a Rowwise kernel, or malformed");
+    return;
   case Value::Kind::Op: {
     OpCategory c = opCategory(v.op);
     if ((c != OpCategory::Unary && c != OpCategory::Binary &&
@@ -212,9 +217,21 @@ KernelShape analyzeKernel(const Kernel &k, const DeviceModel &model) {
       unsupported("a scatter with reductions");
     s.strategy = ReduceStrategy::None;
     break;
+  case Kernel::Kind::Rowwise: {
+    if (!k.reduces.empty() || s.rank < 2)
+      unsupported("a Rowwise kernel with grid reductions or without rows");
+    RowProgram p = rowProgram(k);
+    for (size_t i = 0; i < s.loads.size(); ++i)
+      s.loads[i].row = p.reads[i];
+    s.rowWarp = p.layout.warpPerRow();
+    s.rowLanes = int32_t(p.layout.lanes);
+    s.rowGroup = int32_t(p.layout.group);
+    s.rowCachedGroups = int32_t(p.layout.cachedGroups);
+    s.strategy = ReduceStrategy::None;
+    break;
+  }
   case Kernel::Kind::Opaque:
     break; // analyzeOpaque took it
-
   }
   for (const Value &v : s.values)
     s.checksDivision |= v.kind == Value::Kind::Op &&
@@ -278,6 +295,7 @@ uint64_t hashShape(const KernelShape &s) {
   for (const LoadShape &l : s.loads) {
     h.add(uint64_t(l.dtype));
     addIndex(h, l.index);
+    h.add(uint64_t(l.row));
   }
   h.addAll(s.params);
   h.add(s.generators.size());
@@ -294,6 +312,8 @@ uint64_t hashShape(const KernelShape &s) {
     h.add(uint64_t(v.basis));
     h.add(uint64_t(v.ref));
     h.addAll(v.args);
+    if (v.kind == Value::Kind::RowReduce)
+      h.add(uint64_t(v.accumulator));
   }
   h.add(s.stores.size());
   for (const StoreShape &st : s.stores) {
@@ -320,6 +340,7 @@ uint64_t hashShape(const KernelShape &s) {
   h.add(uint64_t(s.rowWarp) | uint64_t(s.rowVector) << 1);
   h.add(uint64_t(s.rowGroup));
   h.add(uint64_t(s.rowCachedGroups));
+  h.add(uint64_t(s.rowLanes));
   return h.get();
 }
 

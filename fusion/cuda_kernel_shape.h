@@ -12,6 +12,7 @@
 #include "core/device.h"
 #include "fusion/cuda_codegen.h"
 #include "fusion/plan.h"
+#include "fusion/row_program.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -98,6 +99,7 @@ enum class GenMode : uint8_t {
 struct LoadShape {
   DType dtype = DType::DFloat;
   IndexShape index;
+  RowRead row = RowRead::None; ///< Rowwise kernels (fusion/row_program.h)
 };
 
 struct GenShape {
@@ -162,6 +164,8 @@ struct KernelShape {
   bool rowVector = false;
   int32_t rowGroup = 0;
   int32_t rowCachedGroups = 0;
+  /// Rowwise kernels: threads per row (32: a warp; more: a block).
+  int32_t rowLanes = 0;
 
   int32_t basisRank(int32_t b) const { return bases[b].rank; }
 };
@@ -313,8 +317,25 @@ void emitDomainCoords(const KernelShape &s, std::string &os, int indent);
 void emitUnravel(std::string &os, int indent, const std::string &flat,
                  llvm::ArrayRef<int32_t> axes);
 
-/// Opens the extern "C" entry `entry` and copies its parameter block to P.
-void emitEntryHead(llvm::StringRef entry, std::string &os);
+/// Opens the extern "C" entry `entry` (launched with at most `block`
+/// threads, at least `minBlocks` of them resident per SM when nonzero) and
+/// copies its parameter block to P.
+void emitEntryHead(llvm::StringRef entry, std::string &os, uint32_t block = kBlockSize,
+                   uint32_t minBlocks = kMinBlocksPerSm);
+
+/// One element's pieces, for emitters that order them themselves (the
+/// Rowwise kernels): the boxes' coordinates and predicates; the
+/// declaration of value `id` as valueName(id) (`loadExpr`, when given,
+/// spells the loads); store `i` of the element.
+void emitBoxes(const KernelShape &s, std::string &os, int indent);
+std::string valueName(uint32_t id);
+void emitValue(const KernelShape &s, uint32_t id, std::string &os, int indent,
+               llvm::function_ref<std::string(uint32_t)> loadExpr = nullptr);
+void emitStore(const KernelShape &s, size_t i, std::string &os, int indent);
+
+// Rowwise kernels (cuda_rowwise_codegen.cpp).
+void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::string &os);
+LaunchConfig rowwiseLaunch(const Kernel &k, const DeviceModel &model);
 /// Calls `loop<int>(args)` or `loop<long long>(args)` as P.narrow says.
 void emitIndexDispatch(llvm::StringRef loop, const std::string &args,
                        std::string &os);

@@ -158,6 +158,31 @@ __device__ __forceinline__ cumo_ops::dcomplex shfl_down(cumo_ops::dcomplex v,
                             __shfl_down_sync(0xffffffffu, v.im, delta));
 }
 
+// Lane 0's value, in every lane of the warp (a row's fold, handed to all
+// of the row's lanes), by the same parts as shfl_down.
+template <class T>
+__device__ __forceinline__ T shfl_first(T v) {
+  if constexpr (sizeof(T) < 4)
+    return (T)__shfl_sync(0xffffffffu, (int)v, 0);
+  else
+    return __shfl_sync(0xffffffffu, v, 0);
+}
+__device__ __forceinline__ cumo_ops::half shfl_first(cumo_ops::half v) {
+  return cumo_ops::half::of_bits((unsigned short)__shfl_sync(0xffffffffu, (int)v.bits, 0));
+}
+__device__ __forceinline__ cumo_ops::bfloat16 shfl_first(cumo_ops::bfloat16 v) {
+  return cumo_ops::bfloat16::of_bits(
+      (unsigned short)__shfl_sync(0xffffffffu, (int)v.bits, 0));
+}
+__device__ __forceinline__ cumo_ops::scomplex shfl_first(cumo_ops::scomplex v) {
+  return cumo_ops::scomplex(__shfl_sync(0xffffffffu, v.re, 0),
+                            __shfl_sync(0xffffffffu, v.im, 0));
+}
+__device__ __forceinline__ cumo_ops::dcomplex shfl_first(cumo_ops::dcomplex v) {
+  return cumo_ops::dcomplex(__shfl_sync(0xffffffffu, v.re, 0),
+                            __shfl_sync(0xffffffffu, v.im, 0));
+}
+
 // A read of another block's partial that the compiler may not cache
 // (volatile), member by member for the structs.
 template <class T>

@@ -2,6 +2,7 @@
 
 #include "core/array.h"
 #include "core/error.h"
+#include "fusion/row_groups.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -118,6 +119,9 @@ private:
   uint32_t instance(const Node *x, int32_t basis, const AffineMap &map,
                     bool compute = false);
   uint32_t expand(const Node *x, int32_t basis, const AffineMap &map);
+  /// A Rowwise kernel's fold of reduction member `r` over each row.
+  uint32_t rowReduce(const Node *r);
+  void lowerRows(const Schedule::KernelSlot &slot);
   uint32_t loadNodeBuffer(const Node *x, int32_t basis, const AffineMap &map);
   uint32_t loadFlat(const Node *x, const Layout &flat, int32_t basis,
                     const AffineMap &map);
@@ -177,6 +181,9 @@ private:
   llvm::SmallVector<BoxInfo, 2> boxes_;
   llvm::DenseSet<const Node *> computed_;
   llvm::DenseSet<const Node *> ridersStored_;
+  // Per Rowwise kernel: its group's members, and its folds by reduction.
+  llvm::DenseSet<const Node *> rowMembers_;
+  llvm::DenseMap<const Node *, uint32_t> rowReduces_;
 };
 
 uint32_t Lowering::inputBuffer(const Node *x) {
@@ -283,6 +290,15 @@ int32_t Lowering::boxBasis(const Node *u, int32_t parent, const AffineMap &map) 
 
 uint32_t Lowering::instance(const Node *x, int32_t basis, const AffineMap &map,
                            bool compute) {
+  // Inside its row group's kernel a reduction is the fold of the row the
+  // element lies in, wherever it is read from (the group keeps rows in
+  // their rows), and a unit-axis reshape is a map, not a buffer read.
+  if (!rowMembers_.empty() && rowMembers_.count(x)) {
+    if (isReduction(x->op()))
+      return rowReduce(x);
+    if (x->op() == OpKind::Reshape)
+      return instance(x->input(0), basis, unitAxisReshapeMap(x)->compose(map), compute);
+  }
   // Inside a box, reading an array of the updated array's shape at exactly
   // the box's own target is reading it where the parent basis already is:
   // the slice a stencil subtracts from is the element it writes. (An array
@@ -404,6 +420,46 @@ uint32_t Lowering::expand(const Node *x, int32_t basis, const AffineMap &map) {
   throw Error(ErrorKind::Internal, "[fusion] cannot inline a reduction or an opaque op");
 }
 
+uint32_t Lowering::rowReduce(const Node *r) {
+  if (auto it = rowReduces_.find(r); it != rowReduces_.end())
+    return it->second;
+  noteNode(r);
+  Value v;
+  v.kind = Value::Kind::RowReduce;
+  v.op = r->op();
+  v.dtype = r->dtype();
+  v.accumulator = reduceAccumulator(r);
+  v.args = {instance(r->input(0), 0, AffineMap::identity(int64_t(k_->domain.size())))};
+  uint32_t id = addValue(std::move(v));
+  rowReduces_[r] = id;
+  return id;
+}
+
+void Lowering::lowerRows(const Schedule::KernelSlot &slot) {
+  k_->kind = Kernel::Kind::Rowwise;
+  for (uint32_t m : slot.members)
+    rowMembers_.insert(s_.nodes[m].get());
+  int64_t rank = int64_t(slot.domain.size());
+  for (uint32_t m : slot.members) {
+    const Node *n = s_.nodes[m].get();
+    if (!s_.facts[m].buffered)
+      continue;
+    noteNode(n);
+    // A row-shaped member is written once per row: at position 0.
+    AffineMap toNode = rowMemberMap(slot.domain, n->shape());
+    Store st;
+    st.value = instance(n, 0, toNode, /*compute=*/true);
+    st.buffer = nodeBuffer_[n];
+    st.dtype = n->dtype();
+    st.index = indexOver(contiguousStrides(n->shape()), 0, 0, toNode);
+    if (!isElementShape(n->shape(), slot.domain) && slot.domain.back() > 1)
+      st.zeroAxes.push_back(int32_t(rank - 1));
+    k_->stores.push_back(std::move(st));
+  }
+  rowMembers_.clear();
+  rowReduces_.clear();
+}
+
 Kernel Lowering::lowerKernel(const Schedule::KernelSlot &slot) {
   Kernel k;
   k_ = &k;
@@ -487,6 +543,9 @@ Kernel Lowering::lowerKernel(const Schedule::KernelSlot &slot) {
     k.stores.push_back(std::move(st));
     break;
   }
+  case Schedule::KernelSlot::Kind::Rowwise:
+    lowerRows(slot);
+    break;
   case Schedule::KernelSlot::Kind::Opaque: {
     k.kind = Kernel::Kind::Opaque;
     const Node *n = s_.nodes[slot.members[0]].get();

@@ -102,10 +102,15 @@ struct Value {
     Generator, ///< ref: index into Kernel::generators
     Op,        ///< op applied to args, result in dtype
     Select,    ///< ref: box basis; args: {inside, outside}
+    /// Rowwise kernels: `op` (a reduction) of args[0] over the row the
+    /// element lies in (the domain's last axis), accumulated in
+    /// `accumulator`, answered in `dtype`: one value per row.
+    RowReduce,
   };
   Kind kind = Kind::Op;
   OpKind op = OpKind::Copy;
   DType dtype = DType::DFloat;
+  DType accumulator = DType::DFloat; ///< RowReduce only
   int32_t basis = 0; ///< where it is valid (the box it is computed in)
   uint32_t ref = 0;
   llvm::SmallVector<uint32_t, 2> args;
@@ -145,6 +150,12 @@ struct Kernel {
     AxisReduce,  ///< one reduction over some axes of the domain
     Scatter,     ///< stores into a strided target (writes that no box fits)
     Opaque,      ///< one opaque op: each executor's own implementation
+    /// A row program: elementwise values and RowReduce values over the
+    /// rows of the domain (its last axis), each row folded by one warp or
+    /// block (fusion/row_program.h). Stores of values that do not vary
+    /// along the row are written once per row (zeroAxes holds the last
+    /// axis).
+    Rowwise,
   };
   Kind kind = Kind::Elementwise;
   int stage = 0;

@@ -31,6 +31,8 @@ std::string kindOf(const Kernel &k) {
     return "copy";
   case Kernel::Kind::Opaque:
     return std::string(opaqueKindName(k.opaqueOp));
+  case Kernel::Kind::Rowwise:
+    return "rowwise";
   }
   return "elementwise";
 }

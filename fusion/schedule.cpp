@@ -2,6 +2,7 @@
 
 #include "core/array.h"
 #include "core/error.h"
+#include "fusion/row_groups.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -13,6 +14,12 @@ namespace {
 constexpr int kCostCap = 1 << 20;
 /// The ready stage of a value consumers must recompute, never read.
 constexpr int kNeverReady = 1 << 30;
+
+/// Views and reshapes read another node's values where they lie.
+bool isViewLike(const Node *n) {
+  OpCategory c = opCategory(n->op());
+  return c == OpCategory::View || c == OpCategory::Reshape;
+}
 
 bool isFullReduction(const Node *n) {
   const Node *in = n->input(0);
@@ -54,6 +61,9 @@ int Schedule::inputStage(const Node *x) const {
   if (it == index.end())
     return 0; // materialized: readable anywhere
   const Facts &f = facts[it->second];
+  // A row group's member is read from outside its kernel, once written.
+  if (f.rowGroup >= 0)
+    return f.ready;
   return isInlineable(x, f) ? f.avail : f.ready;
 }
 
@@ -96,9 +106,25 @@ public:
     }
   }
 
+  /// Pattern recognition (fusion/row_groups.h): each row group becomes
+  /// one Rowwise kernel at the stage its inputs from outside allow. Every
+  /// member is computed there; a member gets a buffer only when Ruby holds
+  /// it or something outside the group reads it, and from the stage after.
+  void applyRowGroups();
+
   void group();
 
+  /// Analyzes again every node outside the row groups, with the groups'
+  /// members placed.
+  void reanalyzeOutside();
+
 private:
+  struct PlacedGroup {
+    RowGroup group;
+    int stage = 0;
+  };
+  llvm::SmallVector<PlacedGroup, 2> rowGroups_;
+
   void requireBuffer(const Node *n, Schedule::Facts &f) {
     if (f.ridesWith >= 0) {
       // Something reads its buffer after all: it is stored where it is
@@ -270,7 +296,7 @@ private:
       return;
     Schedule::Facts &vf = s_.facts[it->second];
     if (!vf.stored || vf.ridesWith >= 0 || !Schedule::isInlineable(value, vf) ||
-        vf.viewReadsBuffer)
+        vf.viewReadsBuffer || vf.rowGroup >= 0)
       return;
     vf.ridesWith = int(s_.index.find(u)->second);
     vf.ready = kNeverReady;
@@ -280,6 +306,91 @@ private:
   const FusionLimits &limits_;
   llvm::DenseMap<const Node *, llvm::SmallVector<AffineMap, 1>> slicesUpdated_;
 };
+
+void Scheduler::applyRowGroups() {
+  llvm::SmallVector<RowGroup, 2> found = findRowGroups(s_);
+  if (found.empty())
+    return;
+  for (size_t g = 0; g < found.size(); ++g)
+    for (uint32_t m : found[g].members)
+      s_.facts[m].rowGroup = int(g);
+  auto inGroup = [&](const Node *x, size_t g) {
+    auto it = s_.index.find(x);
+    return it != s_.index.end() && s_.facts[it->second].rowGroup == int(g);
+  };
+  // Which members something outside their group reads. A view read from
+  // outside is inlined there, so what it views needs the buffer.
+  llvm::SmallVector<bool, 16> readOutside(s_.nodes.size(), false);
+  for (uint32_t i = 0; i < s_.nodes.size(); ++i)
+    for (const NodeRef &in : s_.nodes[i]->inputs())
+      if (auto it = s_.index.find(in.get());
+          it != s_.index.end() && s_.facts[it->second].rowGroup >= 0 &&
+          s_.facts[it->second].rowGroup != s_.facts[i].rowGroup)
+        readOutside[it->second] = true;
+  for (uint32_t i = s_.nodes.size(); i-- > 0;) {
+    const Node *n = s_.nodes[i].get();
+    if (readOutside[i] && s_.facts[i].rowGroup >= 0 && isViewLike(n) &&
+        inGroup(n->input(0), size_t(s_.facts[i].rowGroup)))
+      readOutside[s_.index.find(n->input(0))->second] = true;
+  }
+  // A group runs at the latest stage of what it reads from outside, and
+  // nodes outside read its members from the stage after. Those stages
+  // depend on each other (a group may read what another group's member
+  // feeds), so the nodes outside the groups are analyzed again with the
+  // members placed, until the groups' stages settle: at most once per
+  // group, since groups never depend on each other in a cycle.
+  llvm::SmallVector<int, 2> stages(found.size(), -1);
+  for (size_t round = 0; round <= found.size(); ++round) {
+    bool moved = false;
+    for (size_t g = 0; g < found.size(); ++g) {
+      int stage = 0;
+      for (uint32_t m : found[g].members)
+        for (const NodeRef &in : s_.nodes[m]->inputs())
+          if (!inGroup(in.get(), g))
+            stage = std::max(stage, s_.inputStage(in.get()));
+      if (stage == stages[g])
+        continue;
+      moved = true;
+      stages[g] = stage;
+      for (uint32_t m : found[g].members) {
+        Schedule::Facts &f = s_.facts[m];
+        f.avail = stage;
+        f.ridesWith = -1;
+        f.viewReadsBuffer = false;
+        f.buffered = f.stored || (readOutside[m] && !isViewLike(s_.nodes[m].get()));
+        f.ready = stage + 1;
+      }
+    }
+    if (!moved)
+      break;
+    reanalyzeOutside();
+  }
+  for (size_t g = 0; g < found.size(); ++g) {
+    // An expensive value from outside is stored rather than recomputed by
+    // every pass over the row.
+    for (uint32_t m : found[g].members)
+      for (const NodeRef &in : s_.nodes[m]->inputs())
+        if (!inGroup(in.get(), g))
+          limitCrossStage(in.get(), stages[g]);
+    // A group nothing holds or reads any more computes nothing.
+    if (llvm::any_of(found[g].members, [&](uint32_t m) { return s_.facts[m].buffered; }))
+      rowGroups_.push_back(PlacedGroup{found[g], stages[g]});
+  }
+}
+
+void Scheduler::reanalyzeOutside() {
+  for (uint32_t i = 0; i < s_.nodes.size(); ++i) {
+    Schedule::Facts &f = s_.facts[i];
+    if (f.rowGroup >= 0)
+      continue;
+    Schedule::Facts fresh;
+    fresh.stored = f.stored;
+    f = fresh;
+    analyzeNode(s_.nodes[i].get(), f);
+    if (f.stored)
+      requireBuffer(s_.nodes[i].get(), f);
+  }
+}
 
 void Scheduler::group() {
   using Slot = Schedule::KernelSlot;
@@ -295,7 +406,7 @@ void Scheduler::group() {
   for (uint32_t i = 0; i < s_.nodes.size(); ++i) {
     const Node *n = s_.nodes[i].get();
     Schedule::Facts &f = s_.facts[i];
-    if (!f.buffered || f.ridesWith >= 0)
+    if (!f.buffered || f.ridesWith >= 0 || f.rowGroup >= 0)
       continue;
     // Uninitialized memory needs a buffer and nothing written into it.
     if (n->op() == OpKind::Empty)
@@ -374,6 +485,12 @@ void Scheduler::group() {
   }
   for (Slot &s : separate)
     slots.push_back(std::move(s));
+  for (const PlacedGroup &pg : rowGroups_) {
+    Slot slot{Slot::Kind::Rowwise, pg.stage, pg.group.domain, {}, ""};
+    slot.members.assign(pg.group.members.begin(), pg.group.members.end());
+    slot.why = "folds rows (the last axis) and reads the folds back";
+    slots.push_back(std::move(slot));
+  }
   std::stable_sort(slots.begin(), slots.end(),
                    [](const Slot &a, const Slot &b) { return a.stage < b.stage; });
 
@@ -408,6 +525,7 @@ Schedule schedule(llvm::ArrayRef<NodeRef> nodes,
     s.index[nodes[i].get()] = i;
   Scheduler sched(s, limits);
   sched.analyze(isStored);
+  sched.applyRowGroups();
   sched.group();
   return s;
 }

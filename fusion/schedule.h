@@ -42,13 +42,17 @@ struct Schedule {
     /// inside the box, so it costs no kernel of its own. Consumers
     /// recompute it rather than read it back.
     int ridesWith = -1;
+    /// A member of a row group (fusion/row_groups.h): computed by that
+    /// group's Rowwise kernel, at its stage.
+    int rowGroup = -1;
   };
   struct KernelSlot {
-    enum class Kind : uint8_t { Elementwise, AxisReduce, Scatter, Opaque } kind;
+    enum class Kind : uint8_t { Elementwise, AxisReduce, Scatter, Opaque, Rowwise } kind;
     int stage = 0;
     llvm::SmallVector<int64_t, 4> domain;
     /// Buffered elementwise nodes it stores, full reductions it computes,
-    /// the axis reduction or the scatter it runs: indices into `nodes`.
+    /// the axis reduction or the scatter it runs, a row group's members:
+    /// indices into `nodes`.
     llvm::SmallVector<uint32_t, 4> members;
     std::string why;
   };

@@ -10,8 +10,10 @@
 #include "core/error.h"
 #include "core/stats.h"
 #include "fusion/reduce_order.h"
+#include "fusion/row_program.h"
 #include "ops/reference.h"
 
+#include <array>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -83,6 +85,9 @@ public:
       break;
     case Kernel::Kind::Scatter:
       break;
+    case Kernel::Kind::Rowwise:
+      runRows();
+      return;
     case Kernel::Kind::Opaque:
       throw Error(ErrorKind::Internal, "[cpu] an opaque kernel is not interpreted");
     }
@@ -97,7 +102,64 @@ private:
     return coords_[basis].data() + axis * kTile;
   }
 
+  /// A Rowwise kernel, row by row: each fold of the row in value order
+  /// (recomputing what it reads, tile by tile), its result kept for the
+  /// values after it, then the row's stores. Element j folds into lane
+  /// (j / group) % lanes, in increasing j, as the CUDA kernel's lanes take
+  /// their groups; the lanes then fold by the warp or block tree.
+  void runRows() {
+    RowLayout layout = rowProgram(k_).layout;
+    int64_t n = k_.domain.back();
+    int64_t rows = n ? k_.domainSize() / n : 0;
+    rowValue_.assign(k_.values.size(), {});
+    for (int64_t row = 0; row < rows; ++row) {
+      for (uint32_t id = 0; id < k_.values.size(); ++id) {
+        const Value &v = k_.values[id];
+        if (v.kind != Value::Kind::RowReduce)
+          continue;
+        dispatchDType(v.accumulator, [&]<DType D, class A>() {
+          foldRow<A>(v, id, row * n, n, layout);
+        });
+      }
+      for (int64_t j = 0; j < n; j += kTile)
+        runTile(row * n + j, std::min(kTile, n - j), k_.values.size(), /*write=*/true);
+    }
+  }
+
+  template <class A>
+  void foldRow(const Value &v, uint32_t id, int64_t start, int64_t n, const RowLayout &layout) {
+    A identity = ref::reduceIdentity<A>(v.op);
+    std::vector<A> lanes(size_t(layout.lanes), identity);
+    auto op = [&](A a, A b) { return ref::reduceStep(v.op, a, b); };
+    Tile converted;
+    for (int64_t j = 0; j < n; j += kTile) {
+      int64_t count = std::min(kTile, n - j);
+      runTile(start + j, count, id, /*write=*/false);
+      uint32_t arg = v.args[0];
+      convertTile(k_.values[arg].dtype, values_[arg].bytes, v.accumulator, converted.bytes,
+                  count);
+      const A *x = converted.as<A>();
+      for (int64_t l = 0; l < count; ++l) {
+        A &lane = lanes[size_t(((j + l) / layout.group) % layout.lanes)];
+        lane = op(lane, x[l]);
+      }
+    }
+    A total = layout.warpPerRow() ? warpTree(lanes.data(), op)
+                                  : blockTree(lanes.data(), layout.lanes, identity, op);
+    if (v.op == OpKind::Mean)
+      total = cumo_ops::div(total, ref::convert<A>((long long)n));
+    if (v.op == OpKind::QuantizeScale)
+      total = cumo_ops::div(total, ref::convert<A>((long long)kQuantizeLevels));
+    convertTile(v.accumulator, &total, v.dtype, rowValue_[id].data(), 1);
+  }
+
   void runTile(int64_t start, int64_t lanes) {
+    runTile(start, lanes, k_.values.size(), /*write=*/true);
+  }
+
+  /// Evaluates values [0, upTo) at the flat indices [start, start +
+  /// lanes), then, if `write`, the stores and the folds of reductions.
+  void runTile(int64_t start, int64_t lanes, size_t upTo, bool write) {
     lanes_ = lanes;
     start_ = start;
     // Domain coordinates of each lane, row-major.
@@ -111,8 +173,10 @@ private:
     }
     for (size_t b = 1; b < k_.bases.size(); ++b)
       computeBox(int32_t(b));
-    for (size_t v = 0; v < k_.values.size(); ++v)
+    for (size_t v = 0; v < upTo; ++v)
       evaluate(uint32_t(v));
+    if (!write)
+      return;
     for (const Store &s : k_.stores)
       store(s);
     for (const Reduce &r : k_.reduces)
@@ -197,6 +261,13 @@ private:
     case Value::Kind::Op:
       applyOp(v, out);
       return;
+    case Value::Kind::RowReduce: {
+      // This row's fold, the same at every element of the row.
+      size_t size = sizeOf(v.dtype);
+      for (int64_t l = 0; l < lanes_; ++l)
+        std::memcpy(out.bytes + l * size, rowValue_[id].data(), size);
+      return;
+    }
     }
   }
 
@@ -455,6 +526,8 @@ private:
   std::vector<std::vector<int64_t>> coords_;
   std::vector<std::vector<uint8_t>> pred_;
   std::vector<std::vector<unsigned char>> acc_;
+  /// Rowwise: per RowReduce value, the current row's result.
+  std::vector<std::array<unsigned char, kMaxElementBytes>> rowValue_;
   ReduceOrder order_;
   int64_t slots_ = 1; ///< accumulators per output
   int64_t lanes_ = 0;

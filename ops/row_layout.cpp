@@ -17,23 +17,28 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 } // namespace
 
 RowLayout rowLayout(int64_t n, DType t, DType acc) {
+  return rowLayoutFor(n, int64_t(sizeOf(t)), int64_t(sizeOf(acc)));
+}
+
+RowLayout rowLayoutFor(int64_t n, int64_t elementBytes, int64_t cachedBytes) {
   RowLayout l;
-  l.group = std::max<int64_t>(1, 16 / int64_t(sizeOf(t)));
+  l.group = std::max<int64_t>(1, 16 / elementBytes);
   int64_t groups = ceilDiv(n, l.group);
-  int64_t capacity = std::max<int64_t>(1, kCacheBytes / (l.group * int64_t(sizeOf(acc))));
+  int64_t perElement = cachedBytes > 0 ? cachedBytes : elementBytes;
+  int64_t capacity = std::max<int64_t>(1, kCacheBytes / (l.group * perElement));
   // A short row: one warp, shuffles only. The register cache has the
   // same size for every length it holds (lanes past a row's end hold
   // nothing), so a row that grows by one a step keeps its kernel.
   if (groups <= 32 * capacity) {
     l.lanes = 32;
-    l.cachedGroups = capacity;
+    l.cachedGroups = cachedBytes > 0 ? capacity : 0;
     return l;
   }
   int64_t lanes = 64;
   while (lanes < kMaxLanes && lanes * kGroupsPerLane < groups)
     lanes *= 2;
   l.lanes = lanes;
-  l.cachedGroups = ceilDiv(groups, lanes) <= capacity ? capacity : 0;
+  l.cachedGroups = cachedBytes > 0 && ceilDiv(groups, lanes) <= capacity ? capacity : 0;
   return l;
 }
 

@@ -29,4 +29,10 @@ struct RowLayout {
 /// The layout of a row of `n` elements of class `t`, accumulated in `acc`.
 RowLayout rowLayout(int64_t n, DType t, DType acc);
 
+/// The layout of a row of `n` elements grouped by 16 bytes of
+/// `elementBytes`-byte elements, of which a lane holds `cachedBytes` bytes
+/// per element in registers (0: nothing is held, only the length decides
+/// between a warp and a block).
+RowLayout rowLayoutFor(int64_t n, int64_t elementBytes, int64_t cachedBytes);
+
 } // namespace cumo

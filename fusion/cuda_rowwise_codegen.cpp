@@ -1,0 +1,287 @@
+// CUDA kernels of row programs (Kernel::Kind::Rowwise, fusion/row_groups.h):
+// a warp per short row, a block per long one (fusion/row_program.h decides,
+// and the CPU executor folds in the same order). Per row:
+//
+//   - the loads that vary along the row and between rows are read once
+//     into registers where the row fits (the "cache"),
+//   - values that are the same along the row (per-row loads, parameters,
+//     and anything computed from folds) are computed once per row, as soon
+//     as the folds they read are known,
+//   - each fold (RowReduce) is a pass over the lane's elements computing
+//     just what it reads, then a warp (shuffles) or block (shared memory)
+//     tree, handed to every lane of the row,
+//   - a last pass computes and writes the stores.
+//
+// Element j of a row is taken by lane (j / G) % L, which folds its groups in
+// order: the order the CPU reference folds in.
+#include "fusion/cuda_kernel_shape.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace cumo::cudagen {
+
+namespace {
+
+/// Threads of a block in the warp-per-row layout: eight rows a block.
+constexpr uint32_t kWarpLayoutBlock = 256;
+constexpr uint32_t kRowsPerWarpBlock = kWarpLayoutBlock / kWarpSize;
+/// Blocks per SM the grid is capped at (rows beyond it loop).
+constexpr int64_t kRowBlocksPerSm = 32;
+
+/// Where each value of the program is computed.
+struct ValuePlan {
+  /// Differs from element to element of a row (computed in the passes).
+  std::vector<bool> varies;
+  /// For the others: -1 to compute at the row's start, or the ordinal of
+  /// the last fold they read (computed right after it).
+  std::vector<int> level;
+  /// The RowReduce values, in order.
+  std::vector<uint32_t> folds;
+};
+
+ValuePlan planValues(const KernelShape &s) {
+  ValuePlan p;
+  size_t count = s.values.size();
+  p.varies.assign(count, false);
+  p.level.assign(count, -1);
+  for (uint32_t id = 0; id < count; ++id) {
+    const Value &v = s.values[id];
+    switch (v.kind) {
+    case Value::Kind::Load:
+      p.varies[id] = s.loads[v.ref].row != RowRead::PerRow;
+      break;
+    case Value::Kind::Param:
+      break;
+    case Value::Kind::Generator:
+    case Value::Kind::Select:
+      p.varies[id] = true;
+      break;
+    case Value::Kind::RowReduce:
+      p.level[id] = int(p.folds.size());
+      p.folds.push_back(id);
+      break;
+    case Value::Kind::Op:
+      for (uint32_t a : v.args) {
+        p.varies[id] = p.varies[id] || p.varies[a];
+        p.level[id] = std::max(p.level[id], p.level[a]);
+      }
+      break;
+    }
+    // A value inside a slice box exists only where the box holds.
+    if (v.basis != 0)
+      p.varies[id] = true;
+  }
+  return p;
+}
+
+/// The varying values `roots` need, in value order.
+std::vector<uint32_t> varyingCone(const KernelShape &s, const ValuePlan &p,
+                                  llvm::ArrayRef<uint32_t> roots) {
+  std::vector<bool> need(s.values.size(), false);
+  std::vector<uint32_t> stack(roots.begin(), roots.end());
+  while (!stack.empty()) {
+    uint32_t id = stack.back();
+    stack.pop_back();
+    if (!p.varies[id] || need[id])
+      continue;
+    need[id] = true;
+    for (uint32_t a : s.values[id].args)
+      stack.push_back(a);
+  }
+  std::vector<uint32_t> out;
+  for (uint32_t id = 0; id < s.values.size(); ++id)
+    if (need[id])
+      out.push_back(id);
+  return out;
+}
+
+std::string lastCoord(const KernelShape &s) { return "c0_" + std::to_string(s.rank - 1); }
+
+bool cachesLoads(const KernelShape &s) {
+  return s.rowCachedGroups > 0 &&
+         llvm::any_of(s.loads, [](const LoadShape &l) { return l.row == RowRead::Cached; });
+}
+
+std::string cacheName(uint32_t load) { return "rc" + std::to_string(load); }
+
+/// The loop over the lane's elements of the row, with `body` run at each:
+/// in it, j is the element's position, and the domain coordinates and
+/// the flat index `idx` are the element's. Over the cached groups when the
+/// row is held in registers (k, e index the cache), else strided.
+void emitRowLoop(const KernelShape &s, const std::string &body, std::string &os) {
+  std::string element = "        const I " + lastCoord(s) + " = j;\n" +
+                        "        const I idx = row * n + j;\n";
+  if (s.bases.size() > 1) {
+    std::string boxes;
+    emitBoxes(s, boxes, 8);
+    element += boxes;
+  }
+  if (s.rowCachedGroups > 0) {
+    os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
+    os += "      const I g = lane + (I)k * L;\n      if (g * G >= n) break;\n";
+    os += "      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n";
+    os += "        const I j = g * G + (I)e;\n        if (j >= n) break;\n";
+  } else {
+    os += "    for (I g = lane; g * G < n; g += L) {\n";
+    os += "      for (int e = 0; e < G; ++e) {\n";
+    os += "        const I j = g * G + (I)e;\n        if (j >= n) break;\n";
+  }
+  os += element + body;
+  os += "      }\n    }\n";
+}
+
+/// Declares the varying values in `cone` (loads held in registers read
+/// from there).
+std::string coneValues(const KernelShape &s, llvm::ArrayRef<uint32_t> cone, bool cached) {
+  std::string body;
+  auto fromCache = [&](uint32_t load) {
+    return cacheName(load) + "[k * G + e]";
+  };
+  for (uint32_t id : cone) {
+    const Value &v = s.values[id];
+    bool hit = cached && v.kind == Value::Kind::Load && s.loads[v.ref].row == RowRead::Cached;
+    emitValue(s, id, body, 8, hit ? llvm::function_ref<std::string(uint32_t)>(fromCache)
+                                  : llvm::function_ref<std::string(uint32_t)>());
+  }
+  return body;
+}
+
+void emitRowValues(const KernelShape &s, const ValuePlan &p, int level, std::string &os) {
+  for (uint32_t id = 0; id < s.values.size(); ++id)
+    if (!p.varies[id] && p.level[id] == level && s.values[id].kind != Value::Kind::RowReduce)
+      emitValue(s, id, os, 4);
+}
+
+/// Reads the cached loads of the row into registers.
+void emitCacheFill(const KernelShape &s, std::string &os) {
+  for (uint32_t i = 0; i < s.loads.size(); ++i)
+    if (s.loads[i].row == RowRead::Cached)
+      os += "    " + cType(s.loads[i].dtype).str() + " " + cacheName(i) + "[CACHED * G];\n";
+  std::string body;
+  for (uint32_t i = 0; i < s.loads.size(); ++i) {
+    if (s.loads[i].row != RowRead::Cached)
+      continue;
+    for (uint32_t id = 0; id < s.values.size(); ++id)
+      if (s.values[id].kind == Value::Kind::Load && s.values[id].ref == i) {
+        emitValue(s, id, body, 8);
+        body += "        " + cacheName(i) + "[k * G + e] = " + valueName(id) + ";\n";
+        break;
+      }
+  }
+  emitRowLoop(s, body, os);
+}
+
+/// The fold of RowReduce `id` over the row, handed to every lane.
+void emitFold(const KernelShape &s, const ValuePlan &p, uint32_t id, bool cached,
+              std::string &os) {
+  const Value &v = s.values[id];
+  std::string a = cType(v.accumulator).str(), acc = "acc" + std::to_string(id);
+  std::string identity = reduceIdentityExpr(v.op, v.accumulator);
+  os += "    " + a + " " + acc + " = " + identity + ";\n";
+  uint32_t arg = v.args[0];
+  std::string body = coneValues(s, varyingCone(s, p, {arg}), cached);
+  body += "        " + acc + " = " +
+          reduceStepExpr(v.op, acc, castExpr(s.values[arg].dtype, v.accumulator, valueName(arg))) +
+          ";\n";
+  emitRowLoop(s, body, os);
+  std::string functor = reduceFunctor(v.op).str();
+  if (s.rowWarp) {
+    os += "    " + acc + " = cumo_k::shfl_first(cumo_k::warp_reduce(" + acc + ", " + functor +
+          "));\n";
+  } else {
+    std::string red = "red" + std::to_string(id);
+    os += "    " + acc + " = cumo_k::block_reduce(" + acc + ", " + functor + ", " + identity +
+          ", " + red + ");\n";
+    os += "    if (threadIdx.x == 0) " + red + "[0] = " + acc + ";\n";
+    os += "    __syncthreads();\n    " + acc + " = " + red + "[0];\n    __syncthreads();\n";
+  }
+  std::string total = acc;
+  if (v.op == OpKind::Mean)
+    total = "cumo_ops::div(" + acc + ", " + convertExpr(DType::Int64, v.accumulator, "(long long)n") +
+            ")";
+  if (v.op == OpKind::QuantizeScale)
+    total = "cumo_ops::div(" + acc + ", (" + a + ")" + std::to_string(kQuantizeLevels) + ")";
+  os += "    const " + cType(v.dtype).str() + " " + valueName(id) + " = " +
+        castExpr(v.accumulator, v.dtype, total) + ";\n";
+}
+
+} // namespace
+
+void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::string &os) {
+  ValuePlan p = planValues(s);
+  bool cached = cachesLoads(s);
+  int32_t rank = s.rank;
+  os += "template <class I>\n__device__ __forceinline__ void cumo_loop(const CumoParams &P) {\n";
+  os += "  constexpr int G = " + std::to_string(s.rowGroup) + ";\n";
+  if (s.rowCachedGroups > 0)
+    os += "  constexpr int CACHED = " + std::to_string(s.rowCachedGroups) + ";\n";
+  os += "  const I n = (I)P.ext[" + std::to_string(rank - 1) + "];\n";
+  os += "  const I rows = n ? (I)P.n / n : (I)0;\n";
+  if (s.rowWarp) {
+    std::string per = std::to_string(kRowsPerWarpBlock);
+    os += "  const I L = 32, lane = (I)(threadIdx.x & 31u);\n";
+    os += "  const I first = (I)blockIdx.x * " + per + " + (I)(threadIdx.x >> 5);\n";
+    os += "  const I stride = (I)gridDim.x * " + per + ";\n";
+  } else {
+    os += "  const I L = (I)blockDim.x, lane = (I)threadIdx.x;\n";
+    os += "  const I first = (I)blockIdx.x, stride = (I)gridDim.x;\n";
+    for (uint32_t id : p.folds)
+      os += "  __shared__ " + cType(s.values[id].accumulator).str() + " red" + std::to_string(id) +
+            "[32];\n";
+  }
+  os += "  for (I row = first; row < rows; row += stride) {\n";
+  // The row's coordinates, and the row's first element for what is the
+  // same along it.
+  llvm::SmallVector<int32_t, 4> rowAxes;
+  std::string decl = "    I ";
+  for (int32_t d = 0; d + 1 < rank; ++d) {
+    rowAxes.push_back(d);
+    decl += (d ? ", " : "") + std::string("c0_") + std::to_string(d) + " = 0";
+  }
+  os += decl + ";\n";
+  emitUnravel(os, 4, "row", rowAxes);
+  os += "    const I " + lastCoord(s) + " = 0;\n";
+  os += "    const I idx = row * n;\n";
+  emitBoxes(s, os, 4);
+  emitRowValues(s, p, -1, os);
+  if (cached)
+    emitCacheFill(s, os);
+  for (size_t f = 0; f < p.folds.size(); ++f) {
+    emitFold(s, p, p.folds[f], cached, os);
+    emitRowValues(s, p, int(f), os);
+  }
+  llvm::SmallVector<uint32_t, 4> stored;
+  for (const StoreShape &st : s.stores)
+    stored.push_back(st.value);
+  std::string body = coneValues(s, varyingCone(s, p, stored), cached);
+  for (size_t i = 0; i < s.stores.size(); ++i)
+    emitStore(s, i, body, 8);
+  emitRowLoop(s, body, os);
+  os += "  }\n}\n\n";
+
+  uint32_t block = s.rowWarp ? kWarpLayoutBlock : uint32_t(s.rowLanes);
+  emitEntryHead(entry, os, block, /*minBlocks=*/0);
+  emitIndexDispatch("cumo_loop", "P", os);
+  os += "}\n";
+}
+
+LaunchConfig rowwiseLaunch(const Kernel &k, const DeviceModel &model) {
+  RowLayout l = rowProgram(k).layout;
+  int64_t n = k.domain.back();
+  int64_t rows = n ? k.domainSize() / n : 0;
+  int64_t cap = int64_t(std::max(model.smCount, 1)) * kRowBlocksPerSm;
+  LaunchConfig c;
+  if (l.warpPerRow()) {
+    c.block = kWarpLayoutBlock;
+    c.grid = uint32_t(std::min<int64_t>((rows + kRowsPerWarpBlock - 1) / kRowsPerWarpBlock, cap));
+  } else {
+    c.block = uint32_t(l.lanes);
+    c.grid = uint32_t(std::min<int64_t>(rows, cap));
+  }
+  return c;
+}
+
+} // namespace cumo::cudagen
