@@ -20,12 +20,14 @@ RowLayout rowLayout(int64_t n, DType t, DType acc) {
   return rowLayoutFor(n, int64_t(sizeOf(t)), int64_t(sizeOf(acc)));
 }
 
-RowLayout rowLayoutFor(int64_t n, int64_t elementBytes, int64_t cachedBytes) {
+RowLayout rowLayoutFor(int64_t n, int64_t elementBytes, int64_t cachedBytes,
+                       int64_t maxCached) {
   RowLayout l;
   l.group = std::max<int64_t>(1, 16 / elementBytes);
   int64_t groups = ceilDiv(n, l.group);
   int64_t perElement = cachedBytes > 0 ? cachedBytes : elementBytes;
-  int64_t capacity = std::max<int64_t>(1, kCacheBytes / (l.group * perElement));
+  int64_t capacity = std::max<int64_t>(
+      1, std::min(kCacheBytes / (l.group * perElement), maxCached / l.group));
   // A short row: one warp, shuffles only. The register cache has the
   // same size for every length it holds (lanes past a row's end hold
   // nothing), so a row that grows by one a step keeps its kernel.

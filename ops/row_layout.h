@@ -32,7 +32,8 @@ RowLayout rowLayout(int64_t n, DType t, DType acc);
 /// The layout of a row of `n` elements grouped by 16 bytes of
 /// `elementBytes`-byte elements, of which a lane holds `cachedBytes` bytes
 /// per element in registers (0: nothing is held, only the length decides
-/// between a warp and a block).
-RowLayout rowLayoutFor(int64_t n, int64_t elementBytes, int64_t cachedBytes);
+/// between a warp and a block), and at most `maxCached` elements.
+RowLayout rowLayoutFor(int64_t n, int64_t elementBytes, int64_t cachedBytes,
+                       int64_t maxCached = INT64_MAX);
 
 } // namespace cumo

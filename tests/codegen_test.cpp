@@ -11,6 +11,7 @@
 #include "fusion/cuda/nvrtc_compiler.h"
 #include "fusion/cuda_codegen.h"
 #include "fusion/lower.h"
+#include "fusion/row_groups.h"
 #include "fusion/schedule.h"
 #include "graph/executor.h"
 #include "ops/creation.h"
@@ -265,6 +266,58 @@ Plan rowPlan(DType t, int64_t rows, int64_t cols, bool transposed = false) {
   Handle g = wrap(input(t, {cols}, 43));
   Handle b = wrap(input(t, {cols}, 44));
   return planOf({layerNormOp(x, *g, *b, 1e-5), rmsNormOp(x, *g, 1e-3), softmaxOp(x)});
+}
+
+NodeRef unary(OpKind op, const ArrayHandle &a) { return unaryOp(op, a); }
+
+NodeRef rowFold(OpKind op, const ArrayHandle &a) {
+  return reduceOp(op, a, {a.ndim() - 1}, /*keepdims=*/true);
+}
+
+/// softmax, layer_norm (centred squares, and the mean of squares less the
+/// squared mean), rms_norm and a mean absolute deviation, written out of
+/// operators over a rows x cols array of class t (its transpose when
+/// `transposed`): each a row group, so one Rowwise kernel each where the
+/// rows are long enough (fusion/row_groups.h).
+Plan writtenRowPlan(DType t, int64_t rows, int64_t cols, bool transposed = false) {
+  Handle a = wrap(input(t, transposed ? Shape{cols, rows} : Shape{rows, cols}, 47));
+  ArrayHandle view(a->storageRef(), transposeLayout(a->layout(), {}, "transpose"));
+  const ArrayHandle &x = transposed ? view : *a;
+  Handle g = wrap(input(t, {cols}, 48));
+  Handle b = wrap(input(t, {cols}, 49));
+  Scalar eps = Scalar::ofFloat(1e-3);
+  // softmax: exp(x - max) / sum
+  Handle m = wrap(rowFold(OpKind::Max, x));
+  Handle e = wrap(unary(OpKind::Exp, ArrayHandle(binary(OpKind::Sub, x, *m))));
+  NodeRef softmax = binary(OpKind::Div, *e, ArrayHandle(rowFold(OpKind::Sum, *e)));
+  // layer_norm: (x - mean) / sqrt(mean((x - mean)^2) + eps) * g + b
+  Handle mu = wrap(rowFold(OpKind::Mean, x));
+  Handle d = wrap(binary(OpKind::Sub, x, *mu));
+  Handle var = wrap(rowFold(OpKind::Mean, ArrayHandle(binary(OpKind::Mul, *d, *d))));
+  Handle sd = wrap(unary(OpKind::Sqrt, ArrayHandle(binary(OpKind::Add, *var, eps))));
+  Handle y = wrap(binary(OpKind::Div, *d, *sd));
+  NodeRef layerNorm = binary(OpKind::Add, ArrayHandle(binary(OpKind::Mul, *y, *g)), *b);
+  // layer_norm's variance as mean(x^2) - mean^2, its mean as sum / n
+  Handle mu2 = wrap(binary(OpKind::Div, ArrayHandle(rowFold(OpKind::Sum, x)),
+                           Scalar::ofFloat(double(cols))));
+  Handle sq = wrap(rowFold(OpKind::Mean, ArrayHandle(binary(OpKind::Mul, x, x))));
+  Handle var2 = wrap(binary(OpKind::Sub, *sq, ArrayHandle(binary(OpKind::Mul, *mu2, *mu2))));
+  NodeRef layerNorm2 =
+      binary(OpKind::Div, ArrayHandle(binary(OpKind::Sub, x, *mu2)),
+             ArrayHandle(unary(OpKind::Sqrt, ArrayHandle(binary(OpKind::Add, *var2, eps)))));
+  // rms_norm: x / sqrt(mean(x^2) + eps) * g
+  Handle ms = wrap(rowFold(OpKind::Mean, ArrayHandle(binary(OpKind::Mul, x, x))));
+  NodeRef rmsNorm = binary(
+      OpKind::Mul,
+      ArrayHandle(binary(OpKind::Div, x,
+                         ArrayHandle(unary(OpKind::Sqrt, ArrayHandle(binary(OpKind::Add, *ms,
+                                                                              eps)))))),
+      *g);
+  // mean |x - mean|: two folds, no broadcast back at the end
+  NodeRef mad = reduceOp(OpKind::Mean, ArrayHandle(unary(OpKind::Abs, *d)), {1}, false);
+  m.reset(), e.reset(), mu.reset(), d.reset(), var.reset(), sd.reset(), y.reset();
+  mu2.reset(), sq.reset(), var2.reset(), ms.reset();
+  return planOf({softmax, layerNorm, layerNorm2, rmsNorm, mad});
 }
 
 /// quantize_symmetric of `shape` in class t, with an infinity in row 1, a
@@ -874,6 +927,25 @@ TEST_CASE("quantize_symmetric is a reduction and an elementwise kernel, compiled
     }
 }
 
+TEST_CASE("written-out row operations are one Rowwise kernel each, compiled for every float class") {
+  for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat}) {
+    CAPTURE(nameOf(t));
+    for (auto [rows, cols] : kRowShapes) {
+      CAPTURE(cols);
+      Plan p = writtenRowPlan(t, rows, cols);
+      if (cols >= kMinRowLength) {
+        // Four groups read x, and one mean is shared by layer_norm and
+        // the mean absolute deviation: four kernels.
+        CHECK(p.kernels.size() == 4);
+        for (const Kernel &k : p.kernels)
+          CHECK(k.kind == Kernel::Kind::Rowwise);
+      }
+      compilePlan(p);
+    }
+    compilePlan(writtenRowPlan(t, 5, 64, true));
+  }
+}
+
 TEST_CASE("matmul compiles a thread-per-output kernel for the integers (and any class)") {
   for (DType t : {DType::Int8, DType::Int32, DType::UInt64, DType::SFloat, DType::HFloat}) {
     CAPTURE(nameOf(t));
@@ -1219,6 +1291,14 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
       for (auto [rows, cols] : kRowShapes)
         compareWithCpu(rowPlan(t, rows, cols), mathTolerance(t));
       compareWithCpu(rowPlan(t, 5, 64, true), mathTolerance(t));
+    }
+  }
+  SUBCASE("written-out row operations") {
+    for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat}) {
+      CAPTURE(nameOf(t));
+      for (auto [rows, cols] : kRowShapes)
+        compareWithCpu(writtenRowPlan(t, rows, cols), mathTolerance(t));
+      compareWithCpu(writtenRowPlan(t, 5, 64, true), mathTolerance(t));
     }
   }
   SUBCASE("matmul (the generated kernel)") {
