@@ -5,6 +5,7 @@
 #include "ops/record.h"
 #include "ops/shape_ops.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/ErrorHandling.h"
 
 namespace cumo {
@@ -78,17 +79,33 @@ NodeRef termNode(const PositionTerm &t, int64_t rank) {
 
 NodeRef devicePositionTable(const DevicePositions &p, llvm::ArrayRef<int64_t> shape) {
   int64_t rank = int64_t(shape.size());
-  NodeRef table = int64Node(p.offset);
-  for (size_t i = 0; i < p.terms.size(); ++i) {
-    NodeRef t = termNode(p.terms[i], rank);
+  std::vector<PositionTerm> terms = p.terms;
+  // Integer indices add a constant: into a range's start where there is
+  // one (decode's `wte[tok, true]` records no node for it), else a term
+  // of its own. Either way the offset is a kernel parameter.
+  auto affine = llvm::find_if(
+      terms, [](const PositionTerm &t) { return t.kind == PositionTerm::Kind::Affine; });
+  NodeRef table;
+  if (affine != terms.end())
+    affine->start += p.offset;
+  else if (p.hasOffset)
+    table = int64Node(p.offset);
+  for (size_t i = 0; i < terms.size(); ++i) {
+    NodeRef t = termNode(terms[i], rank);
+    if (!table) {
+      table = t;
+      continue;
+    }
     // The last sum covers the selection's whole shape (a new axis, or a
     // 0-dim index alone, leaves the terms short of it).
     std::optional<Shape> joint = broadcastShapes(table->shape(), t->shape());
     if (!joint || !broadcastsTo(*joint, shape))
       throw Error(ErrorKind::Internal, "[index] a position term off the selection's shape");
-    Shape out = i + 1 == p.terms.size() ? toShape(shape) : *joint;
+    Shape out = i + 1 == terms.size() ? toShape(shape) : *joint;
     table = record(OpKind::IndexAdd, DType::Int64, out, {table, t});
   }
+  if (!table)
+    throw Error(ErrorKind::Internal, "[index] a device selection without an index array");
   return broadcastNode(table, shape, "index");
 }
 

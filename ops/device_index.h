@@ -44,7 +44,10 @@ struct PositionTerm {
 };
 
 struct DevicePositions {
-  int64_t offset = 0; ///< what integer indices add
+  /// What integer indices add, when there are any (whether there are is
+  /// part of the plan's structure; the offset's value is not).
+  bool hasOffset = false;
+  int64_t offset = 0;
   std::vector<PositionTerm> terms;
 };
 

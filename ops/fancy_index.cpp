@@ -73,6 +73,7 @@ DevicePositions deviceTerms(llvm::ArrayRef<AxisPick> along, llvm::ArrayRef<int64
       continue;
     }
     if (p.resultAxis < 0) { // an integer
+      out.hasOffset = true;
       out.offset += p.positions[0] * strides[d];
       continue;
     }
