@@ -144,6 +144,17 @@ class TestDeviceIndex < Minitest::Test
     assert_equal Cumo::DFloat.new(3, 4).seq.to_a, a.to_a
   end
 
+  def test_host_indices_beside_a_device_index_are_parameters
+    a = Cumo::DFloat.new(6, 5, 4).seq
+    tok = Cumo::Int32[2].sum
+    2.times { Float(a[tok, 0, 0..1].sum) }
+    before = Cumo.stats
+    sums = (0..4).map { |i| Float(a[tok, i, i % 3..(i % 3) + 1].sum) }
+    after = Cumo.stats
+    assert_equal before[:plan_cache_misses], after[:plan_cache_misses]
+    assert_equal((0..4).map { |i| a[2, i, i % 3..(i % 3) + 1].to_a.sum }, sums)
+  end
+
   def test_a_decode_loop_replays_one_plan_whatever_the_token
     wte = Cumo::DFloat.new(64, 16).seq(0, 0.01)
     k_cache = Cumo::DFloat.zeros(8, 16)
