@@ -22,6 +22,22 @@ struct DeviceModel {
   int64_t l2Bytes = int64_t(60) << 20;
 };
 
+/// Bits of the error word.
+enum DeviceErrorBits : uint32_t {
+  kErrorDivisionByZero = 1u,
+  /// A gather or write at an index array's position out of range.
+  kErrorIndexOutOfRange = 2u,
+};
+
+/// The second error word when no tagged check failed.
+constexpr uint32_t kNoCheckTag = ~0u;
+
+/// What kernels flagged since the last Device::takeErrors.
+struct DeviceErrors {
+  uint32_t bits = 0;
+  uint32_t firstTag = kNoCheckTag;
+};
+
 class Device {
 public:
   virtual ~Device() = default;
@@ -38,17 +54,15 @@ public:
   /// Waits for everything queued.
   virtual void synchronize() = 0;
 
-  /// A word kernels set bits in when a check that needs device data fails
-  /// (an integer divided by zero): they cannot raise, so the next force
-  /// point reads it and raises.
+  /// Two words kernels write when a check that needs device data fails (an
+  /// integer divided by zero, an index array's value out of range): they
+  /// cannot raise, so the next force point reads them and raises. The
+  /// first holds DeviceErrorBits (atomicOr); the second the smallest tag of
+  /// a failed check that has one (atomicMin; Kernel::checkTag), so the
+  /// error names the op that failed, not merely one that ran.
   virtual void *errorWord() = 0;
-  /// Reads the error word (after the work that sets it) and clears it.
-  virtual uint32_t takeErrorWord() = 0;
-};
-
-/// Bits of the error word.
-enum DeviceErrorBits : uint32_t {
-  kErrorDivisionByZero = 1u,
+  /// Reads the words (after the work that sets them) and clears them.
+  virtual DeviceErrors takeErrors() = 0;
 };
 
 /// The device the engine runs on (set once by graph/ at start-up).

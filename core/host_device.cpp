@@ -42,18 +42,19 @@ public:
       std::memcpy(static_cast<char *>(buffer.data()) + offset, src, bytes);
   }
   void synchronize() override {}
-  void *errorWord() override { return &errorWord_; }
-  uint32_t takeErrorWord() override {
-    uint32_t w = errorWord_;
-    errorWord_ = 0;
-    return w;
+  void *errorWord() override { return errorWords_; }
+  DeviceErrors takeErrors() override {
+    DeviceErrors e{errorWords_[0], errorWords_[1]};
+    errorWords_[0] = 0;
+    errorWords_[1] = kNoCheckTag;
+    return e;
   }
 
 private:
   AlignedHostAllocator raw_;
   MemoryPool pool_;
   DeviceModel model_;
-  uint32_t errorWord_ = 0;
+  uint32_t errorWords_[2] = {0, kNoCheckTag};
 };
 
 } // namespace

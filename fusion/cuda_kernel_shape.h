@@ -148,6 +148,10 @@ struct KernelShape {
   /// Divides or takes the remainder of integers: a divisor of zero sets a
   /// bit in the device's error word (the `err` parameter).
   bool checksDivision = false;
+  /// A gather or index write whose table was computed on the device: a
+  /// position out of range sets a bit in the error word too, and a write
+  /// resolves repeated positions itself.
+  bool checksIndex = false;
   /// Opaque kernels: the op, its operands' dtypes and ranks, the result's
   /// dtype, and its structural attributes (a scan over every element, or
   /// along an axis).
@@ -212,6 +216,7 @@ struct ParamPatch {
     Buffer,     ///< index: plan buffer
     Scratch,    ///< index: byte offset into the kernel's scratch
     ErrorWord,
+    CheckTag,   ///< Kernel::checkTag
     Param,      ///< index: kernel parameter (in its dtype)
     GenInt,     ///< index: generator; which: 0 a, 1 b (Scalar::i)
     GenIntConv, ///< likewise, converted to long long (Scalar::as)

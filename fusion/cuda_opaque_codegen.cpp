@@ -186,36 +186,95 @@ void emitOffsetOf(const KernelShape &s, size_t i, std::string &os) {
   os += "      flat /= " + p + "_ext[d];\n    }\n    return at;\n  };\n";
 }
 
-/// gather and index_write: a thread per element of the result. A write
-/// finds its element in the table's sorted positions by bisection (each
-/// position once: no two threads write one element).
-void emitFancyIndex(const KernelShape &s, const std::string &entry, std::string &os) {
-  bool write = s.opaqueOp == OpKind::IndexWrite;
+/// `tab<i>(k)`: element k, in row-major order, of Int64 operand i (a
+/// position table), read directly when the operand is contiguous (the
+/// tables the engine computes are), through at<i> otherwise.
+void emitTableRead(const KernelShape &s, size_t i, std::string &os) {
+  std::string n = std::to_string(i), p = "P.in" + n;
+  emitOffsetOf(s, i, os);
+  os += "  bool dense" + n + " = true;\n";
+  os += "  {\n    long long step = 1;\n";
+  os += "    for (int d = " + std::to_string(s.operandRanks[i]) + " - 1; d >= 0; --d) {\n";
+  os += "      dense" + n + " = dense" + n + " && (" + p + "_ext[d] == 1 || " + p +
+        "_s[d] == step);\n";
+  os += "      step *= " + p + "_ext[d];\n    }\n  }\n";
+  os += "  auto tab" + n + " = [&](long long k) -> long long {\n";
+  os += "    return (long long)" + p + "[dense" + n + " ? " + p + "_off + k : at" + n +
+        "(k)];\n  };\n";
+}
+
+/// Flags a position out of range: the bit, and this kernel's tag if it is
+/// the smallest a failed check left (Kernel::checkTag).
+void emitFlagIndex(std::string &os) {
+  os += "      atomicOr(P.err, " + std::to_string(kErrorIndexOutOfRange) + "u);\n";
+  os += "      atomicMin(P.err + 1, (unsigned int)P.tag);\n";
+}
+
+/// gather: a thread per element of the result, reading the array at the
+/// table's position. A table computed on the device is checked: a position
+/// outside the array flags the error word and reads 0.
+void emitGather(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kScanBlock) +
         ") " + entry + "(const unsigned char *__restrict__ params) {\n";
   os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
   emitOffsetOf(s, 0, os);
-  if (write)
-    emitOffsetOf(s, 2, os);
-  // Entry (row, k) of the table: [positions] for a read, [positions,
-  // sources] for a write.
-  std::string rowStride = write ? "P.in1_s[0]" : "0";
-  std::string kStride = write ? "P.in1_s[1]" : "P.in1_s[0]";
-  os += "  auto table = [&](long long row, long long k) -> long long {\n";
-  os += "    return (long long)P.in1[P.in1_off + row * " + rowStride + " + k * " + kStride +
-        "];\n  };\n";
+  emitTableRead(s, 1, os);
+  if (s.checksIndex) {
+    os += "  long long size = 1;\n";
+    os += "  for (int d = 0; d < " + std::to_string(s.operandRanks[0]) +
+          "; ++d) size *= P.in0_ext[d];\n";
+  }
   os += "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < P.n;\n"
         "       i += (long long)gridDim.x * blockDim.x) {\n";
-  if (!write) {
-    os += "    P.out[P.out_off + i] = P.in0[at0(table(0, i))];\n  }\n}\n";
-    return;
+  os += "    const long long p = tab1(i);\n";
+  if (s.checksIndex) {
+    os += "    if (p < 0 || p >= size) {\n";
+    emitFlagIndex(os);
+    os += "      P.out[P.out_off + i] = " + zeroExpr(s.outDtype) + ";\n";
+    os += "      continue;\n    }\n";
   }
-  os += "    long long lo = 0, hi = P.in1_ext[1];\n";
-  os += "    while (lo < hi) {\n      const long long mid = (lo + hi) / 2;\n";
-  os += "      if (table(0, mid) < i) lo = mid + 1; else hi = mid;\n    }\n";
-  os += "    const bool hit = lo < P.in1_ext[1] && table(0, lo) == i;\n";
-  os += "    P.out[P.out_off + i] = hit ? P.in2[at2(table(1, lo))] : P.in0[at0(i)];\n";
-  os += "  }\n}\n";
+  os += "    P.out[P.out_off + i] = P.in0[at0(p)];\n  }\n}\n";
+}
+
+/// index_write: the result already holds the array (an elementwise kernel
+/// copied it there); a thread per selected element writes its value at its
+/// position. In a host table each position is there once (the host marked
+/// earlier writes of a position -1). A table computed on the device is
+/// checked (a position outside the array flags the error word and writes
+/// nothing) and may repeat a position: the last selection that names it
+/// writes, as the reference's loop leaves it, and the others skip, so no
+/// two threads write one element and the answer is deterministic. Each
+/// thread looks for a later selection of its position, scanning down from
+/// the last while the threads of a warp read the same entry (a broadcast):
+/// at most m(m-1)/2 comparisons for m selections. Decode's row writes are
+/// small (m = 768 for GPT-2's rows: under 300,000 comparisons in all); a
+/// write of 100,000 selections at device positions takes up to 5e9
+/// (milliseconds, by estimate: not measured). A sort, or a claim word per
+/// element of the array, would bring that to m log m or m, at the cost of
+/// more kernels or memory for every write.
+void emitIndexWrite(const KernelShape &s, const std::string &entry, std::string &os) {
+  os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kScanBlock) +
+        ") " + entry + "(const unsigned char *__restrict__ params) {\n";
+  os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
+  emitTableRead(s, 0, os);
+  emitOffsetOf(s, 1, os);
+  os += "  long long m = 1;\n";
+  os += "  for (int d = 0; d < " + std::to_string(s.operandRanks[0]) +
+        "; ++d) m *= P.in0_ext[d];\n";
+  os += "  for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < m;\n"
+        "       j += (long long)gridDim.x * blockDim.x) {\n";
+  os += "    const long long p = tab0(j);\n";
+  os += "    if (p < 0 || p >= P.n) {\n";
+  if (s.checksIndex)
+    emitFlagIndex(os);
+  os += "      continue;\n    }\n";
+  if (s.checksIndex) {
+    os += "    bool later = false;\n";
+    os += "    for (long long k = m - 1; k > j && !later; --k)\n";
+    os += "      later = tab0(k) == p;\n";
+    os += "    if (later) continue;\n";
+  }
+  os += "    P.out[P.out_off + p] = P.in1[at1(j)];\n  }\n}\n";
 }
 
 } // namespace
@@ -240,6 +299,10 @@ KernelShape analyzeOpaque(const Kernel &k) {
     return s;
   case OpKind::Gather:
   case OpKind::IndexWrite:
+    // The integer attribute says the table was computed on the device
+    // (ops/fancy_index.h, readsDeviceTable).
+    s.checksIndex = !k.opaqueInts.empty() && k.opaqueInts[0] != 0;
+    return s;
   case OpKind::MatMul:
     return s;
   default:
@@ -310,8 +373,9 @@ void emitOpaqueEntry(const KernelShape &s, const std::string &entry, std::string
   case OpKind::SortedMedian:
     return emitSortedMedian(s, entry, os);
   case OpKind::Gather:
+    return emitGather(s, entry, os);
   case OpKind::IndexWrite:
-    return emitFancyIndex(s, entry, os);
+    return emitIndexWrite(s, entry, os);
   case OpKind::MatMul:
     return emitMatmul(s, entry, os);
   default:
@@ -355,7 +419,9 @@ LaunchConfig opaqueLaunch(const Kernel &k, const DeviceModel &model) {
   case OpKind::Gather:
   case OpKind::IndexWrite:
   case OpKind::MatMul: {
-    int64_t n = k.domainSize();
+    // A write's threads are its selections, not the array's elements.
+    int64_t n = k.opaqueOp == OpKind::IndexWrite ? numElements(k.operandShapes[0])
+                                                 : k.domainSize();
     int64_t cap = int64_t(std::max(model.smCount, 1)) * 16;
     c.block = kScanBlock;
     c.grid = uint32_t(std::min<int64_t>((n + kScanBlock - 1) / kScanBlock, cap));

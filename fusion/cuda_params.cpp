@@ -185,6 +185,16 @@ void describeParams(const KernelShape &s, const PackInputs *in,
     f.i64("propagate", [&] { return int64_t(k->opaqueScalar.asDouble() != 0); });
     if (isRowOp(s.opaqueOp))
       f.f64("eps", [&] { return k->opaqueScalar.asDouble(); });
+    if (s.checksIndex) {
+      f.ptr("err", "unsigned int*", [&] {
+        f.note(ParamPatch::Kind::ErrorWord, 0);
+        return in->errorWord;
+      });
+      f.i64("tag", [&] {
+        f.note(ParamPatch::Kind::CheckTag, 0);
+        return int64_t(k->checkTag);
+      });
+    }
     if (s.opaqueOp == OpKind::MatMul) {
       // gemm's alpha, in the accumulator's kind (complex products go to
       // cuBLAS, which takes alpha itself).
@@ -420,6 +430,9 @@ void applyPatches(const KernelShape &s, const Kernel &k,
       break;
     case K::ErrorWord:
       put(p.offset, errorWord);
+      break;
+    case K::CheckTag:
+      put(p.offset, int64_t(k.checkTag));
       break;
     case K::Param:
       writeParam(s.params[p.index], k.params[p.index].value, block + p.offset);

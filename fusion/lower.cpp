@@ -493,7 +493,10 @@ Kernel Lowering::lowerKernel(const Schedule::KernelSlot &slot) {
         k.reduces.push_back(r);
         continue;
       }
-      bool scatterBase = n->op() == OpKind::Update && !s_.facts[m].box;
+      // A scatter's or an index write's base, copied into its buffer
+      // before the kernel that writes the selected elements over it.
+      bool scatterBase = (n->op() == OpKind::Update && !s_.facts[m].box) ||
+                         n->op() == OpKind::IndexWrite;
       AffineMap toNode = AffineMap::broadcast(n->shape(), slot.domain);
       uint32_t value = scatterBase ? instance(n->input(0), 0, toNode)
                                    : instance(n, 0, toNode, /*compute=*/true);
@@ -555,7 +558,9 @@ Kernel Lowering::lowerKernel(const Schedule::KernelSlot &slot) {
     if (n->hasExtra())
       k.opaqueInts.assign(n->extra().axes.begin(), n->extra().axes.end());
     // Each operand is read where it lies: a load over its own coordinates.
-    for (const NodeRef &in : n->inputs()) {
+    // (An index write's base is already in its buffer: not an operand.)
+    size_t base = n->op() == OpKind::IndexWrite ? 1 : 0;
+    for (const NodeRef &in : n->inputs().drop_front(base)) {
       uint32_t v = instance(in.get(), 0, AffineMap::identity(in->ndim()));
       if (k.values[v].kind != Value::Kind::Load)
         throw Error(ErrorKind::Internal, "[fusion] an opaque operand is not in a buffer");

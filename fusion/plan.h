@@ -10,6 +10,7 @@
 // their basis, so views, broadcasts and slices cost nothing at run time.
 #pragma once
 
+#include "core/device.h"
 #include "core/dtype.h"
 #include "core/node.h"
 #include "core/op_kind.h"
@@ -177,6 +178,11 @@ struct Kernel {
   llvm::SmallVector<int64_t, 4> opaqueInts;
   llvm::SmallVector<Shape, 2> operandShapes;
   llvm::SmallVector<uint32_t, 2> operandLoads;
+  /// An opaque kernel that checks values only the device knows (a gather
+  /// or write at device positions): this flush's tag for it, which a failed
+  /// check leaves in the error word's second word (Device::errorWord), so
+  /// the engine can name the op that failed. Set per flush, like params.
+  uint32_t checkTag = kNoCheckTag;
   /// The ops fused here, in recording order (for explain and dumps).
   llvm::SmallVector<const Node *, 8> nodes;
   /// Their kinds, which a cached template keeps when it drops `nodes`.

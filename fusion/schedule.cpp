@@ -217,9 +217,15 @@ private:
     }
     case OpCategory::Opaque: {
       // Its implementation reads buffers: every pending input is stored
-      // (a view of a stored or materialized value is read in place).
-      int stage = 0;
-      for (const NodeRef &in : n->inputs()) {
+      // (a view of a stored or materialized value is read in place). An
+      // index write's base is not an operand: an elementwise kernel copies
+      // it into the write's buffer at `avail` (computing it inline where it
+      // can), and the opaque kernel writes the selected elements over it
+      // at a later stage, once its operands are ready, as a scatter does.
+      bool write = n->op() == OpKind::IndexWrite;
+      int copy = write ? s_.inputStage(n->input(0)) : 0;
+      int stage = write ? copy + 1 : 0;
+      for (const NodeRef &in : n->inputs().drop_front(write ? 1 : 0)) {
         const Node *x = in.get();
         while (x->op() == OpKind::View && !x->extra().flatView && s_.contains(x) &&
                s_.contains(x->input(0)))
@@ -230,7 +236,8 @@ private:
         }
       }
       f.buffered = true;
-      f.avail = f.ready = stage + 1;
+      f.avail = write ? copy : stage + 1;
+      f.ready = stage + 1;
       f.cost = 1;
       return;
     }
@@ -420,6 +427,14 @@ void Scheduler::group() {
         Slot slot{Slot::Kind::AxisReduce, stage, domain, {i}, ""};
         separate.push_back(std::move(slot));
       }
+      continue;
+    }
+    if (n->op() == OpKind::IndexWrite) {
+      // The base copied at `avail`, the selected elements written over it.
+      wants.push_back({i, f.avail, toShape(n->shape()), false});
+      Slot slot{Slot::Kind::Opaque, f.ready - 1, toShape(n->shape()), {i}, ""};
+      slot.why = "writes index-array positions over a copy of its base";
+      separate.push_back(std::move(slot));
       continue;
     }
     if (isOpaque(n->op())) {

@@ -549,10 +549,13 @@ public:
     for (const Ref<Buffer> &b : buffers)
       pointers.push_back(b ? b->data() : nullptr);
     for (const Kernel &k : plan.kernels) {
-      if (k.kind == Kernel::Kind::Opaque)
-        runOpaqueReference(opaqueCallOf(k, pointers));
-      else
+      if (k.kind == Kernel::Kind::Opaque) {
+        OpaqueCall call = opaqueCallOf(k, pointers);
+        call.errorWord = static_cast<uint32_t *>(device().errorWord());
+        runOpaqueReference(call);
+      } else {
         KernelRun(k, buffers, device().model()).run();
+      }
       ++Stats::get().kernels_launched;
     }
   }

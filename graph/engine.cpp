@@ -12,6 +12,7 @@
 #include "fusion/schedule.h"
 #include "graph/plan_cache.h"
 #include "graph/stored_set.h"
+#include "ops/fancy_index.h"
 
 #ifdef CUMO_HAVE_CUDA
 #include "graph/cuda/open_cuda_executor.h"
@@ -24,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace cumo {
@@ -227,6 +229,7 @@ void Engine::flush() {
     divisionOp_ = std::string(opName(n->op()));
     divisionAt_ = n->hasExtra() ? n->extra().recordedAt : "";
   }
+  tagIndexChecks(*t, nodes);
   planning.reset();
   if (!plan.empty()) {
     ProfileScope executing(&Profile::executeNs);
@@ -265,16 +268,40 @@ bool Engine::collectBefore(const Plan &plan) {
   return true;
 }
 
+void Engine::tagIndexChecks(PlanTemplate &t, llvm::ArrayRef<NodeRef> nodes) {
+  for (auto [kernel, position] : t.indexChecks) {
+    // Tags count up from the last read, so the smallest a failure leaves
+    // is the first op that failed.
+    uint32_t tag = uint32_t(indexChecks_.size());
+    t.plan.kernels[kernel].checkTag = tag;
+    if (tag == kMaxIndexChecks)
+      continue;
+    const Node &n = *nodes[position];
+    indexChecks_.push_back({std::string(fancyIndexOpName(n.op())),
+                            n.hasExtra() ? n.extra().recordedAt : ""});
+  }
+}
+
 void Engine::raiseDeviceErrors() {
-  if (!checkDivision_)
+  if (!checkDivision_ && indexChecks_.empty())
     return;
-  checkDivision_ = false;
-  uint32_t word = device().takeErrorWord();
-  if (word & kErrorDivisionByZero)
-    opError(ErrorKind::ZeroDivision, divisionOp_,
-            "divided by zero (error in NArray operation" +
-                (divisionAt_.empty() ? std::string(")")
-                                     : ", recorded at " + divisionAt_ + ")"));
+  bool division = std::exchange(checkDivision_, false);
+  std::vector<IndexCheck> checks = std::move(indexChecks_);
+  indexChecks_.clear();
+  DeviceErrors errors = device().takeErrors();
+  auto where = [](const std::string &at) {
+    return "(error in NArray operation" +
+           (at.empty() ? std::string(")") : ", recorded at " + at + ")");
+  };
+  if (division && (errors.bits & kErrorDivisionByZero))
+    opError(ErrorKind::ZeroDivision, divisionOp_, "divided by zero " + where(divisionAt_));
+  if (errors.bits & kErrorIndexOutOfRange) {
+    if (errors.firstTag < checks.size()) {
+      const IndexCheck &c = checks[errors.firstTag];
+      opError(ErrorKind::Index, c.op, "index out of range " + where(c.at));
+    }
+    opError(ErrorKind::Index, "[]", "index out of range (error in NArray operation)");
+  }
 }
 
 void Engine::sync() {

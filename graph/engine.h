@@ -13,6 +13,7 @@
 #include "llvm/ADT/ArrayRef.h"
 
 #include <string>
+#include <vector>
 
 namespace cumo {
 
@@ -70,6 +71,17 @@ private:
   /// the line that recorded the first of them.
   bool checkDivision_ = false;
   std::string divisionOp_, divisionAt_;
+  /// Gathers and writes at device positions run since then, by the tag
+  /// their kernel got (Kernel::checkTag, its index here): the Ruby op and
+  /// the line that recorded each. Bounded: past kMaxIndexChecks a failure
+  /// is reported without its line.
+  struct IndexCheck {
+    std::string op, at;
+  };
+  std::vector<IndexCheck> indexChecks_;
+  static constexpr uint32_t kMaxIndexChecks = 4096;
+  /// Tags the index-checking kernels of a plan about to run.
+  void tagIndexChecks(PlanTemplate &t, llvm::ArrayRef<NodeRef> nodes);
   bool gpu_ = false;
   std::string noGpuReason_;
   bool flushing_ = false;

@@ -7,6 +7,7 @@ OpaqueCall opaqueCallOf(const Kernel &k, llvm::ArrayRef<void *> pointers) {
   call.op = k.opaqueOp;
   call.scalar = k.opaqueScalar;
   call.ints = k.opaqueInts;
+  call.checkTag = k.checkTag;
   for (size_t i = 0; i < k.operandLoads.size(); ++i) {
     const Load &l = k.loads[k.operandLoads[i]];
     OpaqueOperand o;

@@ -1,6 +1,7 @@
 #include "graph/plan_cache.h"
 
 #include "core/error.h"
+#include "ops/fancy_index.h"
 
 #include <cstring>
 
@@ -188,6 +189,13 @@ PlanTemplate &PlanCache::insert(uint64_t key, Plan plan, llvm::ArrayRef<NodeRef>
   }
   for (size_t i = 0; i < plan.storedNodes.size(); ++i)
     t->stored.push_back({positionOf(plan.storedNodes[i].get()), plan.storedBuffers[i]});
+  for (uint32_t i = 0; i < plan.kernels.size(); ++i) {
+    const Kernel &k = plan.kernels[i];
+    if (k.kind == Kernel::Kind::Opaque && !k.nodes.empty() &&
+        (k.opaqueOp == OpKind::Gather || k.opaqueOp == OpKind::IndexWrite) &&
+        readsDeviceTable(*k.nodes[0]))
+      t->indexChecks.push_back({i, positionOf(k.nodes[0])});
+  }
   for (Kernel &k : plan.kernels) {
     auto &params = t->paramSource.emplace_back();
     for (Param &p : k.params) {

@@ -35,6 +35,10 @@ struct PlanTemplate {
   /// Position of the first integer division (its line is reported when a
   /// divisor was zero), or -1.
   int32_t firstIntegerDivision = -1;
+  /// The kernels that check positions only the device knows (gathers and
+  /// writes at device positions), each with the position of its node: a
+  /// flush tags each one (Kernel::checkTag) to name the op that failed.
+  llvm::SmallVector<std::pair<uint32_t, uint32_t>, 2> indexChecks;
   uint32_t nodeCount = 0;
   uint32_t leafCount = 0;
   uint64_t lastUse = 0;

@@ -1,13 +1,17 @@
 #include "ops/fancy_index.h"
 
+#include "core/device.h"
 #include "core/error.h"
+#include "core/host_hooks.h"
 #include "ops/creation.h"
 #include "ops/record.h"
 #include "ops/reference.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
-#include <map>
 #include <string>
+#include <unordered_set>
 
 namespace cumo {
 
@@ -44,6 +48,51 @@ std::vector<int64_t> itemPositions(const IndexItem &it, int64_t n, std::string_v
   return out;
 }
 
+/// What one index picks along one axis of the indexed array.
+struct AxisPick {
+  std::vector<int64_t> positions;      ///< known on the host, checked
+  bool affine = false;                 ///< a plain item: evenly spaced
+  int64_t resultAxis = -1;             ///< -1: the index removes its axis
+  const ArrayHandle *device = nullptr; ///< an index array on the device
+};
+
+/// The terms of positions some of whose picks are on the device.
+DevicePositions deviceTerms(llvm::ArrayRef<AxisPick> along, llvm::ArrayRef<int64_t> shape,
+                            llvm::ArrayRef<int64_t> strides) {
+  DevicePositions out;
+  for (size_t d = 0; d < along.size(); ++d) {
+    const AxisPick &p = along[d];
+    PositionTerm t;
+    t.axis = p.resultAxis;
+    if (p.device) {
+      t.kind = PositionTerm::Kind::Index;
+      t.index = p.device;
+      t.extent = shape[d];
+      t.stride = strides[d];
+      out.terms.push_back(std::move(t));
+      continue;
+    }
+    if (p.resultAxis < 0) { // an integer
+      out.hasOffset = true;
+      out.offset += p.positions[0] * strides[d];
+      continue;
+    }
+    t.count = int64_t(p.positions.size());
+    if (p.affine) {
+      // Its positions and their spacing are kernel parameters of a seq.
+      t.kind = PositionTerm::Kind::Affine;
+      t.start = t.count ? p.positions[0] * strides[d] : 0;
+      t.step = t.count > 1 ? (p.positions[1] - p.positions[0]) * strides[d] : 0;
+    } else {
+      t.kind = PositionTerm::Kind::List;
+      for (int64_t q : p.positions)
+        t.values.push_back(q * strides[d]);
+    }
+    out.terms.push_back(std::move(t));
+  }
+  return out;
+}
+
 } // namespace
 
 Selection fancySelection(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<FancyItem> items,
@@ -54,9 +103,19 @@ Selection fancySelection(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<FancyItem
   int64_t total = numElements(shape);
   if (items.size() == 1 && items[0].isList) {
     // One index: the elements in row-major order.
-    checkMask(items[0], total, "an array", op);
-    sel.shape = items[0].listShape;
-    for (int64_t p : items[0].positions)
+    const FancyItem &f = items[0];
+    checkMask(f, total, "an array", op);
+    sel.shape = f.listShape;
+    if (f.device) {
+      PositionTerm t;
+      t.kind = PositionTerm::Kind::Index;
+      t.index = f.device;
+      t.extent = total;
+      sel.device.terms.push_back(std::move(t));
+      sel.onDevice = true;
+      return sel;
+    }
+    for (int64_t p : f.positions)
       sel.positions.push_back(
           normalized(p, total, " for an array of " + std::to_string(total) + " elements", op));
     return sel;
@@ -73,55 +132,72 @@ Selection fancySelection(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<FancyItem
     if (f.isList || (f.item.kind != IndexItem::Kind::Rest &&
                      f.item.kind != IndexItem::Kind::NewAxis))
       ++explicitAxes;
-  std::vector<std::vector<int64_t>> along; // per axis of `shape`
+  std::vector<AxisPick> along; // per axis of `shape`
   int64_t axis = 0;
-  auto every = [&](int64_t d) { return itemPositions(IndexItem::all(), shape[d], op); };
+  auto every = [&](int64_t d) {
+    AxisPick p;
+    p.positions = itemPositions(IndexItem::all(), shape[d], op);
+    p.affine = true;
+    p.resultAxis = int64_t(sel.shape.size());
+    sel.shape.push_back(shape[d]);
+    return p;
+  };
   for (const FancyItem &f : items) {
     if (!f.isList && f.item.kind == IndexItem::Kind::NewAxis) {
       sel.shape.push_back(1);
       continue;
     }
     if (!f.isList && f.item.kind == IndexItem::Kind::Rest) {
-      for (int64_t k = 0; k < rank - explicitAxes; ++k, ++axis) {
+      for (int64_t k = 0; k < rank - explicitAxes; ++k, ++axis)
         along.push_back(every(axis));
-        sel.shape.push_back(shape[axis]);
-      }
       continue;
     }
-    std::vector<int64_t> ps;
-    if (f.isList) {
+    AxisPick pick;
+    if (f.device) {
+      pick.device = f.device;
+    } else if (f.isList) {
       std::string where = " for axis " + std::to_string(axis) + " of length " +
                           std::to_string(shape[axis]);
       checkMask(f, shape[axis], "axis " + std::to_string(axis), op);
       for (int64_t p : f.positions)
-        ps.push_back(normalized(p, shape[axis], where, op));
+        pick.positions.push_back(normalized(p, shape[axis], where, op));
     } else {
-      ps = itemPositions(f.item, shape[axis], op);
+      pick.positions = itemPositions(f.item, shape[axis], op);
+      pick.affine = true;
     }
-    // An integer removes its axis; every other item keeps one.
-    if (f.isList || f.item.kind != IndexItem::Kind::Int)
-      sel.shape.push_back(int64_t(ps.size()));
-    along.push_back(std::move(ps));
+    // An integer removes its axis, and so does a 0-dim index array; every
+    // other item keeps one (an index array's elements in row-major order).
+    bool removes = f.device ? f.listShape.empty()
+                            : !f.isList && f.item.kind == IndexItem::Kind::Int;
+    if (!removes) {
+      pick.resultAxis = int64_t(sel.shape.size());
+      sel.shape.push_back(f.device ? numElements(f.listShape)
+                                   : int64_t(pick.positions.size()));
+    }
+    along.push_back(std::move(pick));
     ++axis;
   }
-  for (; axis < rank; ++axis) {
+  for (; axis < rank; ++axis)
     along.push_back(every(axis));
-    sel.shape.push_back(shape[axis]);
+  Strides contiguous = contiguousStrides(shape);
+  if (llvm::any_of(along, [](const AxisPick &p) { return p.device != nullptr; })) {
+    sel.device = deviceTerms(along, shape, contiguous);
+    sel.onDevice = true;
+    return sel;
   }
   // Row-major over the selected positions of every axis.
-  Strides contiguous = contiguousStrides(shape);
   int64_t count = 1;
-  for (const auto &ps : along)
-    count *= int64_t(ps.size());
+  for (const AxisPick &p : along)
+    count *= int64_t(p.positions.size());
   sel.positions.reserve(size_t(count));
   std::vector<size_t> c(along.size(), 0);
   for (int64_t k = 0; k < count; ++k) {
     int64_t flat = 0;
     for (size_t d = 0; d < along.size(); ++d)
-      flat += along[d][c[d]] * contiguous[d];
+      flat += along[d].positions[c[d]] * contiguous[d];
     sel.positions.push_back(flat);
     for (size_t d = along.size(); d-- > 0;) {
-      if (++c[d] < along[d].size())
+      if (++c[d] < along[d].positions.size())
         break;
       c[d] = 0;
     }
@@ -129,27 +205,61 @@ Selection fancySelection(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<FancyItem
   return sel;
 }
 
+namespace {
+
+/// The table of a selection known on the host.
+NodeRef hostTable(llvm::ArrayRef<int64_t> positions) {
+  Shape shape = {int64_t(positions.size())};
+  return uploadNode(DType::Int64, shape, positions.data());
+}
+
+/// Marks a node whose kernel reads a table computed on the device, with
+/// the line that recorded it (reported if a position is out of range).
+void markDeviceTable(Node &n) {
+  n.extra().axes.assign(1, 1);
+  if (HostHooks::get().sourceLocation)
+    n.extra().recordedAt = HostHooks::get().sourceLocation();
+}
+
+} // namespace
+
 NodeRef gatherOp(const ArrayHandle &a, const Selection &sel) {
-  Shape tableShape = {int64_t(sel.positions.size())};
-  NodeRef table = uploadNode(DType::Int64, tableShape, sel.positions.data());
-  return record(OpKind::Gather, a.dtype(), sel.shape, {a.value(), table});
+  NodeRef in = a.value();
+  if (!sel.onDevice)
+    return record(OpKind::Gather, a.dtype(), sel.shape, {in, hostTable(sel.positions)});
+  NodeRef table = devicePositionTable(sel.device, sel.shape);
+  NodeRef n = record(OpKind::Gather, a.dtype(), sel.shape, {in, table});
+  markDeviceTable(*n);
+  return n;
 }
 
 NodeRef indexWriteOp(const ArrayHandle &a, const Selection &sel, const NodeRef &values) {
-  // The last write of a position wins; sorted, so a kernel finds each
-  // position by bisection and no two threads write one element.
-  std::map<int64_t, int64_t> last;
-  for (size_t i = 0; i < sel.positions.size(); ++i)
-    last[sel.positions[i]] = int64_t(i);
-  std::vector<int64_t> table;
-  table.reserve(2 * last.size());
-  for (const auto &[position, source] : last)
-    table.push_back(position);
-  for (const auto &[position, source] : last)
-    table.push_back(source);
-  Shape tableShape = {2, int64_t(last.size())};
-  NodeRef t = uploadNode(DType::Int64, tableShape, table.data());
-  return record(OpKind::IndexWrite, a.dtype(), a.shape(), {a.value(), t, values});
+  NodeRef base = a.value();
+  if (sel.onDevice) {
+    // Repeated positions are resolved by the kernel (the last one wins).
+    NodeRef table = devicePositionTable(sel.device, sel.shape);
+    NodeRef n = record(OpKind::IndexWrite, a.dtype(), a.shape(), {base, table, values});
+    markDeviceTable(*n);
+    return n;
+  }
+  // The last write of a position wins, as Numo's loop writes: the host
+  // drops the earlier ones (-1, which the kernel skips), so no two
+  // threads write one element.
+  std::vector<int64_t> table(sel.positions);
+  std::unordered_set<int64_t> seen;
+  seen.reserve(table.size());
+  for (size_t i = table.size(); i-- > 0;)
+    if (!seen.insert(table[i]).second)
+      table[i] = -1;
+  return record(OpKind::IndexWrite, a.dtype(), a.shape(), {base, hostTable(table), values});
+}
+
+bool readsDeviceTable(const Node &n) {
+  return n.hasExtra() && !n.extra().axes.empty() && n.extra().axes[0] != 0;
+}
+
+std::string_view fancyIndexOpName(OpKind op) {
+  return op == OpKind::IndexWrite ? "[]=" : "[]";
 }
 
 namespace {
@@ -164,12 +274,22 @@ int64_t offsetOf(const OpaqueOperand &o, int64_t flat) {
   return at;
 }
 
-/// Entry (row, k) of the position table.
-int64_t tableAt(const OpaqueOperand &t, int64_t row, int64_t k) {
-  const int64_t *p = static_cast<const int64_t *>(t.data);
-  if (t.shape.size() == 1)
-    return p[t.offset + k * t.strides[0]];
-  return p[t.offset + row * t.strides[0] + k * t.strides[1]];
+/// Position k of a table, in row-major order.
+int64_t tableAt(const OpaqueOperand &t, int64_t k) {
+  return static_cast<const int64_t *>(t.data)[offsetOf(t, k)];
+}
+
+/// Whether the table was computed on the device (readsDeviceTable).
+bool checksPositions(const OpaqueCall &call) {
+  return !call.ints.empty() && call.ints[0] != 0;
+}
+
+/// As the CUDA kernels do: the bit, and the smallest tag of a failed check.
+void flagOutOfRange(const OpaqueCall &call) {
+  if (!call.errorWord)
+    return;
+  call.errorWord[0] |= kErrorIndexOutOfRange;
+  call.errorWord[1] = std::min(call.errorWord[1], call.checkTag);
 }
 
 template <class T>
@@ -177,24 +297,39 @@ void gather(const OpaqueCall &call) {
   const OpaqueOperand &in = call.operands[0], &table = call.operands[1];
   const T *src = static_cast<const T *>(in.data);
   T *dst = static_cast<T *>(call.out);
+  bool check = checksPositions(call);
+  int64_t size = numElements(in.shape);
   int64_t n = numElements(call.outShape);
-  for (int64_t i = 0; i < n; ++i)
-    dst[i] = src[offsetOf(in, tableAt(table, 0, i))];
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t p = tableAt(table, i);
+    if (check && (p < 0 || p >= size)) {
+      flagOutOfRange(call);
+      dst[i] = T{};
+      continue;
+    }
+    dst[i] = src[offsetOf(in, p)];
+  }
 }
 
+/// In selection order, so the last write of a position wins.
 template <class T>
 void indexWrite(const OpaqueCall &call) {
-  const OpaqueOperand &in = call.operands[0], &table = call.operands[1],
-                      &values = call.operands[2];
-  const T *src = static_cast<const T *>(in.data);
+  const OpaqueOperand &table = call.operands[0], &values = call.operands[1];
   const T *val = static_cast<const T *>(values.data);
   T *dst = static_cast<T *>(call.out);
-  int64_t n = numElements(call.outShape);
-  for (int64_t i = 0; i < n; ++i)
-    dst[i] = src[offsetOf(in, i)];
-  int64_t m = table.shape[1];
-  for (int64_t k = 0; k < m; ++k)
-    dst[tableAt(table, 0, k)] = val[offsetOf(values, tableAt(table, 1, k))];
+  bool check = checksPositions(call);
+  int64_t size = numElements(call.outShape);
+  int64_t m = numElements(table.shape);
+  for (int64_t k = 0; k < m; ++k) {
+    int64_t p = tableAt(table, k);
+    if (p < 0 || p >= size) {
+      // In a host table, -1 marks a position written again later.
+      if (check)
+        flagOutOfRange(call);
+      continue;
+    }
+    dst[p] = val[offsetOf(values, k)];
+  }
 }
 
 } // namespace

@@ -1,15 +1,26 @@
 // Index arrays and Bit masks in [] and []=, as Numo takes them: each index
 // selects along its own axis (orthogonal, not numpy's zipped indices), and a
 // single index into an array of several axes selects among its elements in
-// row-major order. The host knows every position (a Ruby Array, or an index
-// or mask array read back, which is a sync, as Numo's masks need a count),
-// so a selection is a table of flat positions: a read gathers them (a copy,
-// where Numo answers an index view), a write replaces them. Both are opaque
-// ops whose operands are the array, the uploaded table and, for a write,
-// the values.
+// row-major order. A selection is a table of flat row-major positions: a
+// read gathers them (a copy, where Numo answers an index view), a write
+// replaces them. Both are opaque ops; a write's kernel writes the selected
+// elements over a copy of the array that an elementwise kernel made before
+// it (fusion/schedule.cpp), so it costs the selection, not the array.
+//
+// Where the table comes from:
+// - every index is known on the host (Ruby Arrays, ranges, integers, Bit
+//   masks read back, which is a sync, as Numo's masks need a count): the
+//   host checks each position at the call and uploads the table;
+// - some index is an integer NArray: its values stay on the device and the
+//   table is an Int64 node computed there (ops/device_index.h), so there is
+//   no sync and the plan depends on no index value. A position out of range
+//   cannot raise at the call: the kernel flags it in the device's error word
+//   (kErrorIndexOutOfRange) and the next force point raises IndexError,
+//   naming [] or []= and the line that recorded it.
 #pragma once
 
 #include "core/array.h"
+#include "ops/device_index.h"
 #include "ops/indexing.h"
 #include "ops/opaque.h"
 
@@ -30,17 +41,26 @@ struct FancyItem {
   /// A Bit mask's element count (its true positions are `positions`):
   /// it must cover the axis, or every element when it is the only index.
   int64_t maskLength = -1;
+  /// An integer NArray whose values stay on the device (`positions` is
+  /// empty; listShape is its shape). Among several indices its elements
+  /// lie along one axis of the result in row-major order, and a 0-dim one
+  /// removes its axis, as an integer does.
+  const ArrayHandle *device = nullptr;
 };
 
 /// What the items select: the result's shape and, in its row-major order,
 /// the flat row-major position of each element in the indexed array.
 struct Selection {
   Shape shape;
+  /// Known on the host: the positions themselves, checked.
   std::vector<int64_t> positions;
+  /// Some index on the device: how the device computes them (unchecked).
+  DevicePositions device;
+  bool onDevice = false;
 };
 
-/// Checks `items` against `shape` as [] does (errors name `op`) and lists
-/// the positions they select.
+/// Checks `items` against `shape` as [] does (errors name `op`) and says
+/// what they select. Records nothing: the ops below record the table.
 Selection fancySelection(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<FancyItem> items,
                          std::string_view op);
 
@@ -52,9 +72,20 @@ NodeRef gatherOp(const ArrayHandle &a, const Selection &sel);
 /// loop writes it.
 NodeRef indexWriteOp(const ArrayHandle &a, const Selection &sel, const NodeRef &values);
 
-/// The reference implementations (OpaqueCall operands: the array and the
-/// position table; for a write also the values, and the table's second
-/// row says which value each sorted position takes).
+/// Whether a Gather or IndexWrite node reads a table computed on the
+/// device, whose positions its kernel must check (and, for a write, whose
+/// repeated positions it must resolve): its integer attribute.
+bool readsDeviceTable(const Node &n);
+
+/// The Ruby method a Gather or IndexWrite node comes from ("[]", "[]="),
+/// for the error raised when its kernel found a position out of range.
+std::string_view fancyIndexOpName(OpKind op);
+
+/// The reference implementations. Gather's operands are the array and the
+/// table; IndexWrite's the table and the values, written over `out`,
+/// which already holds the array. A table computed on the device
+/// (OpaqueCall::ints[0] != 0) may hold positions out of range: those
+/// elements read 0 or are not written, and kErrorIndexOutOfRange is set.
 void fancyIndexReference(const OpaqueCall &call);
 
 } // namespace cumo

@@ -35,6 +35,11 @@ struct OpaqueCall {
   void *out = nullptr;            ///< the result, contiguous
   DType outDtype = DType::DFloat;
   Shape outShape;
+  /// The device's error words (Device::errorWord), where a check that
+  /// needs the operands' values sets its bit (an index out of range) and
+  /// leaves `checkTag` if it is the smallest there.
+  uint32_t *errorWord = nullptr;
+  uint32_t checkTag = ~0u;
 };
 
 /// Computes `call` on the host (the CPU executor, and the reference).

@@ -216,6 +216,37 @@ CUMO_BITWISE(unsigned long, unsigned long, 0)
 CUMO_BITWISE(unsigned long long, unsigned long long, 0)
 #undef CUMO_BITWISE
 
+// Positions of index arrays whose values are on the device (ops/
+// device_index.h), in Int64; the other integer types only complete the
+// table's domain. index_normalize answers index i along an axis of n
+// (negative from the end), or -1 when it is out of range: a kernel cannot
+// raise, so the gather or write that reads the position flags it.
+// index_add sums two terms of a position and stays -1 once either term is
+// negative (an out-of-range index times its axis's stride).
+#define CUMO_INDEX_POSITION(T, U)                                              \
+  CUMO_HD T index_normalize(T i, T n) {                                        \
+    const T p = i < 0 ? (T)((U)i + (U)n) : i;                                  \
+    return (p >= 0 && p < n) ? p : (T)-1;                                      \
+  }                                                                            \
+  CUMO_HD T index_add(T a, T b) {                                              \
+    return (a < 0 || b < 0) ? (T)-1 : (T)((U)a + (U)b);                        \
+  }
+#define CUMO_UNSIGNED_INDEX_POSITION(T)                                        \
+  CUMO_HD T index_normalize(T i, T n) { return i < n ? i : (T)-1; }            \
+  CUMO_HD T index_add(T a, T b) { return (T)(a + b); }
+CUMO_INDEX_POSITION(signed char, unsigned char)
+CUMO_INDEX_POSITION(short, unsigned short)
+CUMO_INDEX_POSITION(int, unsigned int)
+CUMO_INDEX_POSITION(long, unsigned long)
+CUMO_INDEX_POSITION(long long, unsigned long long)
+CUMO_UNSIGNED_INDEX_POSITION(unsigned char)
+CUMO_UNSIGNED_INDEX_POSITION(unsigned short)
+CUMO_UNSIGNED_INDEX_POSITION(unsigned int)
+CUMO_UNSIGNED_INDEX_POSITION(unsigned long)
+CUMO_UNSIGNED_INDEX_POSITION(unsigned long long)
+#undef CUMO_INDEX_POSITION
+#undef CUMO_UNSIGNED_INDEX_POSITION
+
 // Math of the float classes, each computed in its own precision (sinf for
 // SFloat, sin for DFloat) by the C functions both compilers provide; the
 // last bit may differ between glibc and CUDA's library.

@@ -37,9 +37,10 @@ bool hasIndexArray(int argc, const VALUE *argv) {
   return false;
 }
 
-/// One index as a FancyItem: an NArray of an integer class or a Ruby Array
-/// gives its values (read back from the device: a sync), a Bit mask the
-/// positions of its true elements in row-major order.
+/// One index as a FancyItem: a Ruby Array gives its values, an NArray of
+/// an integer class stays on the device (nothing is read back), a Bit mask
+/// gives the positions of its true elements in row-major order (read back:
+/// a sync, as the result's shape depends on their count).
 FancyItem fancyItemFrom(VALUE v, const char *op) {
   FancyItem f;
   if (RB_TYPE_P(v, T_ARRAY)) {
@@ -60,27 +61,26 @@ FancyItem fancyItemFrom(VALUE v, const char *op) {
     rb_raise(rb_eTypeError, "[%s] an index array is of an integer class or Bit, not %s", op,
              className(t).c_str());
   f.isList = true;
+  f.listShape = toShape(h.shape());
+  if (t != DType::Bit) {
+    f.device = &h;
+    return f;
+  }
   int64_t n = numElements(h.shape());
   guarded([&] {
-    if (t == DType::Bit) {
-      std::vector<uint8_t> bits(static_cast<size_t>(n));
-      Engine::get().read(h, bits.data());
-      for (int64_t i = 0; i < n; ++i)
-        if (bits[size_t(i)])
-          f.positions.push_back(i);
-      f.maskLength = n;
-      f.listShape = {int64_t(f.positions.size())};
-      return;
-    }
-    ArrayHandle wide(t == DType::Int64 ? h.value() : castTo(h, DType::Int64));
-    f.positions.resize(size_t(n));
-    Engine::get().read(wide, f.positions.data());
-    f.listShape = toShape(h.shape());
+    std::vector<uint8_t> bits(static_cast<size_t>(n));
+    Engine::get().read(h, bits.data());
+    for (int64_t i = 0; i < n; ++i)
+      if (bits[size_t(i)])
+        f.positions.push_back(i);
+    f.maskLength = n;
+    f.listShape = {int64_t(f.positions.size())};
   });
   return f;
 }
 
-/// What index arrays and masks select from `a`.
+/// What index arrays and masks select from `a`: checked, nothing recorded
+/// yet (an integer NArray index is read where the op records its table).
 Selection fancySelectionOf(const ArrayHandle &a, int argc, const VALUE *argv, const char *op) {
   std::vector<FancyItem> items;
   for (int i = 0; i < argc; ++i)

@@ -248,6 +248,42 @@ Plan fancyPlan(DType t) {
   return planOf({g, w});
 }
 
+/// The selections of fancyPlan at positions index arrays hold on the
+/// device: a[rows, true] read and written back (rows repeats a position: the
+/// write resolves it on the device), a[tok, 1..3] with a 0-dim index, and a
+/// single index of two axes into every element. The tables are elementwise
+/// kernels; the gathers and the write check them.
+Plan deviceFancyPlan(DType t, int32_t shift = 0) {
+  Handle a = wrap(input(t, {7, 5}, 42));
+  ArrayHandle view(a->storageRef(), transposeLayout(a->layout(), {}, "transpose"));
+  std::vector<int32_t> rows = {3 + shift, -1, 0, 3 + shift};
+  Handle r = wrap(uploadNode(DType::Int32, {4}, rows.data()));
+  int64_t tok = -2 - shift;
+  Handle k = wrap(uploadNode(DType::Int64, {}, &tok));
+  std::vector<uint16_t> flat = {0, 34, 7, 12, 3, uint16_t(20 + shift)};
+  Handle f = wrap(uploadNode(DType::UInt16, {2, 3}, flat.data()));
+  auto device = [](const ArrayHandle &h) {
+    FancyItem it;
+    it.isList = true;
+    it.device = &h;
+    it.listShape = toShape(h.shape());
+    return it;
+  };
+  std::vector<FancyItem> items(2);
+  items[0] = device(*r);
+  Selection sel = fancySelection(view.shape(), items, "[]");
+  NodeRef g = gatherOp(view, sel);
+  ArrayHandle gh(g);
+  NodeRef values = t == DType::Bit ? g : binary(OpKind::Mul, gh, gh);
+  NodeRef w = indexWriteOp(view, sel, values);
+  std::vector<FancyItem> row(2);
+  row[0] = device(*k);
+  row[1].item = range(1, 3);
+  NodeRef g2 = gatherOp(view, fancySelection(view.shape(), row, "[]"));
+  NodeRef g3 = gatherOp(view, fancySelection(view.shape(), {device(*f)}, "[]"));
+  return planOf({g, w, g2, g3});
+}
+
 /// sort along an axis, sort_index of every element, median with nan: true.
 Plan sortPlan(DType t) {
   Handle a = wrap(input(t, {6, 9}, 41));
@@ -909,9 +945,31 @@ TEST_CASE("index arrays and sorts are opaque kernels NVRTC compiles for every dt
             return k.kind == Kernel::Kind::Opaque;
           }) == 2);
     compilePlan(fancy);
+    Plan device = deviceFancyPlan(t);
+    CHECK(llvm::count_if(device.kernels, [](const Kernel &k) {
+            return k.kind == Kernel::Kind::Opaque;
+          }) == 4);
+    compilePlan(device);
     if (t != DType::Bit && !isComplex(t))
       compilePlan(sortPlan(t));
   }
+}
+
+TEST_CASE("gathers and writes at device positions check them, in sources no index value changes") {
+  Plan a = deviceFancyPlan(DType::SFloat, 0);
+  Plan b = deviceFancyPlan(DType::SFloat, 1);
+  REQUIRE(a.kernels.size() == b.kernels.size());
+  for (size_t i = 0; i < a.kernels.size(); ++i) {
+    CAPTURE(i);
+    CHECK(kernelKey(a.kernels[i], h200()) == kernelKey(b.kernels[i], h200()));
+    std::string src = generateCuda(a.kernels[i], h200()).source;
+    CHECK(src == generateCuda(b.kernels[i], h200()).source);
+    if (a.kernels[i].kind == Kernel::Kind::Opaque)
+      CHECK(src.find("atomicMin(P.err + 1, (unsigned int)P.tag)") != std::string::npos);
+  }
+  // Positions known on the host were checked at the call: no flag.
+  for (const Kernel &k : fancyPlan(DType::SFloat).kernels)
+    CHECK(generateCuda(k, h200()).source.find("P.err") == std::string::npos);
 }
 
 /// The row layouts of ops/row_layout.h: a warp per row with vector loads
@@ -1211,8 +1269,10 @@ void compareWithCpu(const Plan &plan, double tol) {
     }
     llvm::SmallVector<char, 512> block;
     void *errorWord = nullptr;
-    cudaOk(cudaMalloc(&errorWord, sizeof(unsigned)), "cudaMalloc error word");
+    cudaOk(cudaMalloc(&errorWord, 2 * sizeof(unsigned)), "cudaMalloc error words");
     cudaOk(cudaMemset(errorWord, 0, sizeof(unsigned)), "cudaMemset error word");
+    cudaOk(cudaMemset(static_cast<unsigned *>(errorWord) + 1, 0xff, sizeof(unsigned)),
+           "cudaMemset check tag");
     packParams(k, launch, gpu, scratch, errorWord, block);
     void *params = nullptr;
     cudaOk(cudaMalloc(&params, block.size()), "cudaMalloc params");
@@ -1281,6 +1341,7 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
       DType t = DType(k);
       CAPTURE(nameOf(t));
       compareWithCpu(fancyPlan(t), 0);
+      compareWithCpu(deviceFancyPlan(t), 0);
       if (t != DType::Bit && !isComplex(t))
         compareWithCpu(sortPlan(t), 0);
     }

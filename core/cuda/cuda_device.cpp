@@ -55,18 +55,24 @@ CudaDevice::CudaDevice(int ordinal, const cudaDeviceProp &prop)
             "cudaStreamCreate");
   cudaCheck(cudaEventCreateWithFlags(&readDone_, cudaEventDisableTiming),
             "cudaEventCreate");
-  cudaCheck(cudaMalloc(&errorWord_, sizeof(uint32_t)), "cudaMalloc");
+  cudaCheck(cudaMalloc(&errorWord_, 2 * sizeof(uint32_t)), "cudaMalloc");
   cudaCheck(cudaMemset(errorWord_, 0, sizeof(uint32_t)), "cudaMemset");
+  cudaCheck(cudaMemset(static_cast<uint32_t *>(errorWord_) + 1, 0xff, sizeof(uint32_t)),
+            "cudaMemset");
 }
 
-uint32_t CudaDevice::takeErrorWord() {
-  uint32_t w = 0;
-  Ref<Buffer> word(new Buffer(nullptr, errorWord_, sizeof(uint32_t)));
-  download(*word, 0, sizeof(uint32_t), &w);
-  if (w)
+DeviceErrors CudaDevice::takeErrors() {
+  uint32_t w[2] = {0, kNoCheckTag};
+  Ref<Buffer> words(new Buffer(nullptr, errorWord_, sizeof w));
+  download(*words, 0, sizeof w, w);
+  if (w[0]) {
     cudaCheck(cudaMemsetAsync(errorWord_, 0, sizeof(uint32_t), stream_),
               "cudaMemsetAsync");
-  return w;
+    cudaCheck(cudaMemsetAsync(static_cast<uint32_t *>(errorWord_) + 1, 0xff,
+                              sizeof(uint32_t), stream_),
+              "cudaMemsetAsync");
+  }
+  return {w[0], w[1]};
 }
 
 void *CudaDevice::pinned(size_t bytes) {

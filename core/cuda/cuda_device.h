@@ -26,7 +26,7 @@ public:
               size_t bytes) override;
   void synchronize() override;
   void *errorWord() override { return errorWord_; }
-  uint32_t takeErrorWord() override;
+  DeviceErrors takeErrors() override;
 
   cudaStream_t stream() const { return stream_; }
   int ordinal() const { return ordinal_; }
@@ -50,7 +50,7 @@ private:
   MemoryPool pool_;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t readDone_ = nullptr;
-  void *errorWord_ = nullptr; ///< device memory, 4 bytes
+  void *errorWord_ = nullptr; ///< device memory, the two words
   void *pinned_ = nullptr;
   size_t pinnedBytes_ = 0;
 };

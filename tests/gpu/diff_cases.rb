@@ -333,6 +333,21 @@ module DiffCases
         b[b > 0] = 1
         [a[[5, -1, 0]], a[true, [40, 2]], a[(a > 0)], a.transpose[[1, 2], 3..9], b]
       }
+      # The same with integer NArray indices, whose positions the device
+      # computes (a gather or write kernel checks them; a write resolves a
+      # repeated position on the device: the last one wins).
+      list["#{t} device index arrays"] = lambda {
+        a = input(t, 37, 41, seed: 43)
+        tok = input("DFloat", 37, seed: 44).max_index
+        b = a.dup
+        b[Cumo::Int64[3, 0, 3], true] = input(t, 3, 41, seed: 45)
+        b[tok, 2..5] = a[0, 2..5]
+        c = a.dup
+        c[Cumo::UInt16[[7, 7], [100, -7 + 37 * 41]]] = input(t, 2, 2, seed: 46)
+        [a[Cumo::Int32[5, -1, 0, 5]], a[Cumo::Int32[[5, -1], [0, 9]], true],
+         a[true, Cumo::Int8[40, -2]], a[tok, 3..9], a.transpose[Cumo::Int16[1, 2], 3..9],
+         a[Cumo::UInt8[36], Cumo::Int64[0, 40]], b, c]
+      }
       # Sorts of every class (the float classes add NaN and -0.0 below).
       list["#{t} sort plain"] = lambda {
         a = input(t, 37, 301, seed: 38)

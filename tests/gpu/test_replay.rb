@@ -59,6 +59,35 @@ class TestReplay < Minitest::Test
     x.to_a.flatten.zip(host).each { |g, h| assert_in_delta h, g, 1e-4 }
   end
 
+  # A decode-style loop: the next token is argmax on the device, it
+  # indexes the embedding table and a row of the cache is written at a
+  # device position. Different tokens each step, one graph, no sync but
+  # the read of the token.
+  def test_a_gather_at_a_device_token_replays_one_graph
+    wte = Cumo::SFloat.new(512, 64).seq(0, 1e-3)
+    k_cache = Cumo::SFloat.zeros(16, 64)
+    tok = Cumo::Int32[3].sum
+    pos = Cumo::Int32[0].sum
+    step = lambda do
+      x = wte[tok, true]
+      k_cache[pos, true] = x
+      tok = Cumo::NMath.sin((wte * x).sum(axis: 1) * 3.7).max_index
+      pos = (pos + 1) % 16
+    end
+    5.times { step.call; Integer(tok) }
+    Cumo.reset_stats
+    tokens = Array.new(20) { step.call; Integer(tok) }
+    s = Cumo.stats
+    assert_equal 20, s[:host_syncs], s.inspect
+    assert_equal 0, s[:graphs_built], s.inspect
+    assert_equal 0, s[:graph_instantiations], s.inspect
+    assert_equal 0, s[:nvrtc_compiles], s.inspect
+    assert_operator s[:graph_replays], :>=, 20, s.inspect
+    assert_equal s[:graph_replays], s[:graph_cache_hits], s.inspect
+    assert_operator tokens.uniq.size, :>, 1, tokens.inspect
+    assert_equal wte[tokens[-2], true].to_a, k_cache[(5 + 20 - 1) % 16, true].to_a
+  end
+
   def test_replayed_answers_match_a_host_computation
     x = Cumo::DFloat.new(1000).seq
     total = 0.0

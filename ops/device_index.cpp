@@ -1,0 +1,112 @@
+#include "ops/device_index.h"
+
+#include "core/error.h"
+#include "ops/creation.h"
+#include "ops/record.h"
+#include "ops/shape_ops.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/ErrorHandling.h"
+
+namespace cumo {
+
+namespace {
+
+/// A shape of `rank` ones but `count` at `axis`.
+Shape along(int64_t rank, int64_t axis, int64_t count) {
+  Shape s(size_t(rank), 1);
+  s[size_t(axis)] = count;
+  return s;
+}
+
+/// The elements of index array `v`, in row-major order, laid along `axis`
+/// of a result of `rank` axes. A one-dimensional array is a view (its
+/// stride goes to that axis); a longer one is reshaped, which reads its
+/// buffer in row-major order.
+NodeRef laidAlong(const NodeRef &v, int64_t rank, int64_t axis) {
+  Shape to = along(rank, axis, v->size());
+  if (v->shape() == llvm::ArrayRef<int64_t>(to))
+    return v;
+  if (v->ndim() != 1) {
+    ArrayHandle h(v);
+    return reshapeNode(h, to);
+  }
+  AffineMap m;
+  m.inRank = 1;
+  m.outRank = rank;
+  m.matrix.assign(size_t(rank), 0);
+  m.at(0, axis) = 1;
+  m.offset.assign(1, 0);
+  if (v->isMaterialized()) {
+    Layout l;
+    l.shape = to;
+    m.applyToLayout(v->layout().strides, v->layout().offset, l.strides, l.offset);
+    return makeBufferNode(v->dtype(), v->buffer(), std::move(l));
+  }
+  NodeRef n = record(OpKind::View, v->dtype(), to, {v});
+  n->extra().view = std::move(m);
+  return n;
+}
+
+NodeRef int64Node(int64_t v) { return scalarNode(DType::Int64, Scalar::ofInt(v)); }
+
+/// One term as a node of the result's rank (or of the index's own shape
+/// when it lies along no axis).
+NodeRef termNode(const PositionTerm &t, int64_t rank) {
+  switch (t.kind) {
+  case PositionTerm::Kind::Affine:
+    return seqNode(DType::Int64, along(rank, t.axis, t.count), Scalar::ofInt(t.start),
+                   Scalar::ofInt(t.step));
+  case PositionTerm::Kind::List:
+    return uploadNode(DType::Int64, along(rank, t.axis, int64_t(t.values.size())),
+                      t.values.data());
+  case PositionTerm::Kind::Index: {
+    NodeRef v = t.index->value();
+    if (t.axis >= 0)
+      v = laidAlong(v, rank, t.axis);
+    v = castNode(v, DType::Int64);
+    NodeRef q = record(OpKind::IndexNormalize, DType::Int64, v->shape(),
+                       {v, int64Node(t.extent)});
+    if (t.stride == 1)
+      return q;
+    return record(OpKind::Mul, DType::Int64, q->shape(), {q, int64Node(t.stride)});
+  }
+  }
+  llvm_unreachable("a position term of no kind");
+}
+
+} // namespace
+
+NodeRef devicePositionTable(const DevicePositions &p, llvm::ArrayRef<int64_t> shape) {
+  int64_t rank = int64_t(shape.size());
+  std::vector<PositionTerm> terms = p.terms;
+  // Integer indices add a constant: into a range's start where there is
+  // one (decode's `wte[tok, true]` records no node for it), else a term
+  // of its own. Either way the offset is a kernel parameter.
+  auto affine = llvm::find_if(
+      terms, [](const PositionTerm &t) { return t.kind == PositionTerm::Kind::Affine; });
+  NodeRef table;
+  if (affine != terms.end())
+    affine->start += p.offset;
+  else if (p.hasOffset)
+    table = int64Node(p.offset);
+  for (size_t i = 0; i < terms.size(); ++i) {
+    NodeRef t = termNode(terms[i], rank);
+    if (!table) {
+      table = t;
+      continue;
+    }
+    // The last sum covers the selection's whole shape (a new axis, or a
+    // 0-dim index alone, leaves the terms short of it).
+    std::optional<Shape> joint = broadcastShapes(table->shape(), t->shape());
+    if (!joint || !broadcastsTo(*joint, shape))
+      throw Error(ErrorKind::Internal, "[index] a position term off the selection's shape");
+    Shape out = i + 1 == terms.size() ? toShape(shape) : *joint;
+    table = record(OpKind::IndexAdd, DType::Int64, out, {table, t});
+  }
+  if (!table)
+    throw Error(ErrorKind::Internal, "[index] a device selection without an index array");
+  return broadcastNode(table, shape, "index");
+}
+
+} // namespace cumo
