@@ -227,7 +227,8 @@ private:
       int stage = write ? copy + 1 : 0;
       for (const NodeRef &in : n->inputs().drop_front(write ? 1 : 0)) {
         const Node *x = in.get();
-        while (x->op() == OpKind::View && !x->extra().flatView && s_.contains(x) &&
+        // (A materialized view has dropped its map: ask contains() first.)
+        while (x->op() == OpKind::View && s_.contains(x) && !x->extra().flatView &&
                s_.contains(x->input(0)))
           x = x->input(0);
         if (s_.contains(x)) {
