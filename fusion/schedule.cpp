@@ -118,6 +118,12 @@ public:
   /// members placed.
   void reanalyzeOutside();
 
+  /// An elementwise input of a row group that Ruby holds (a temporary the
+  /// GC has not collected yet, `x * x` before its mean) and that only the
+  /// group reads is stored by the group's kernel rather than by one of its
+  /// own: it joins the group.
+  void adoptHeldInputs(llvm::MutableArrayRef<RowGroup> groups);
+
 private:
   struct PlacedGroup {
     RowGroup group;
@@ -231,6 +237,16 @@ private:
         while (x->op() == OpKind::View && s_.contains(x) && !x->extra().flatView &&
                s_.contains(x->input(0)))
           x = x->input(0);
+        // A reshape reads its input's buffer in row-major order, and so can
+        // the op: no copy of it (the decode loop's qkv reshape before the
+        // cache write, and the heads' before the projection, each cost a
+        // kernel).
+        if (s_.contains(x) && s_.of(x).viewReadsBuffer && isViewLike(x) &&
+            !s_.of(x).buffered) {
+          if (s_.contains(x->input(0)))
+            stage = std::max(stage, readyOf(x->input(0)));
+          continue;
+        }
         if (s_.contains(x)) {
           requireBuffer(x);
           stage = std::max(stage, readyOf(x));
@@ -322,6 +338,7 @@ void Scheduler::applyRowGroups() {
   for (size_t g = 0; g < found.size(); ++g)
     for (uint32_t m : found[g].members)
       s_.facts[m].rowGroup = int(g);
+  adoptHeldInputs(found);
   auto inGroup = [&](const Node *x, size_t g) {
     auto it = s_.index.find(x);
     return it != s_.index.end() && s_.facts[it->second].rowGroup == int(g);
@@ -383,6 +400,41 @@ void Scheduler::applyRowGroups() {
     // A group nothing holds or reads any more computes nothing.
     if (llvm::any_of(found[g].members, [&](uint32_t m) { return s_.facts[m].buffered; }))
       rowGroups_.push_back(PlacedGroup{found[g], stages[g]});
+  }
+}
+
+void Scheduler::adoptHeldInputs(llvm::MutableArrayRef<RowGroup> groups) {
+  // Who reads each node.
+  llvm::SmallVector<llvm::SmallVector<uint32_t, 2>, 16> readers(s_.nodes.size());
+  for (uint32_t i = 0; i < s_.nodes.size(); ++i)
+    for (const NodeRef &in : s_.nodes[i]->inputs())
+      if (auto it = s_.index.find(in.get()); it != s_.index.end())
+        readers[it->second].push_back(i);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    RowGroup &rg = groups[g];
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (size_t k = 0; k < rg.members.size(); ++k)
+        for (const NodeRef &in : s_.nodes[rg.members[k]]->inputs()) {
+          auto it = s_.index.find(in.get());
+          if (it == s_.index.end())
+            continue;
+          uint32_t x = it->second;
+          OpCategory c = opCategory(in->op());
+          Schedule::Facts &f = s_.facts[x];
+          if (f.rowGroup >= 0 || !f.stored ||
+              (c != OpCategory::Unary && c != OpCategory::Binary && c != OpCategory::Compare) ||
+              !(isElementShape(in->shape(), rg.domain) || isRowShape(in->shape(), rg.domain)) ||
+              !llvm::all_of(readers[x], [&](uint32_t r) {
+                return s_.facts[r].rowGroup == int(g);
+              }))
+            continue;
+          f.rowGroup = int(g);
+          rg.members.push_back(x);
+          grew = true;
+        }
+    }
+    llvm::sort(rg.members);
   }
 }
 

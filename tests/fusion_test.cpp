@@ -442,6 +442,28 @@ TEST_CASE("a flat reshape of a pending value reads its buffer at the next stage"
   CHECK(loadsFrom(plan.kernels[1], tBuf));
 }
 
+TEST_CASE("an opaque op reads a reshape of a pending value from the value's buffer") {
+  NoBudgetFlush guard;
+  H a = upload(DType::SFloat, {2, 6}, iota(12));
+  H w = upload(DType::SFloat, {4, 5}, iota(20));
+  H twice = wrap(binaryOp(OpKind::Mul, op(*a), op(2.0)));
+  NodeRef t = twice->value();
+  H r = wrap(reshapeNode(*twice, {3, 4}));
+  NodeRef rn = r->value();
+  twice.reset();
+  r.reset(); // (a * 2).reshape(3, 4).matmul(w): both temporaries collected
+  H product = wrap(matmulOp("matmul", ArrayHandle(rn), *w));
+  Plan plan = explain({product.get()});
+  // The product, and the kernel that stores a * 2: no copy for the reshape.
+  REQUIRE(plan.kernels.size() == 2);
+  CHECK(bufferOf(plan, rn.get()) == -1);
+  int tBuf = bufferOf(plan, t.get());
+  REQUIRE(tBuf >= 0);
+  CHECK(writerOf(plan, tBuf) == 0);
+  CHECK(loadsFrom(plan.kernels[1], tBuf));
+  CHECK(plan.kernels[1].stage > plan.kernels[0].stage);
+}
+
 TEST_CASE("reshape! through a pending value reads the value's buffer") {
   NoBudgetFlush guard;
   H a = upload(DType::DFloat, {4, 6}, iota(24));
