@@ -35,6 +35,12 @@ struct KernelSource {
   std::string source; ///< CUDA C++; #includes "cumo_portable_ops.h"
 };
 
+/// Whether matmul kernel `k` is a small product (a few rows times a matrix,
+/// in a real float class) that the generated kernel computes on the GPU
+/// rather than cuBLAS: bound by reading the matrix, and patched on replay
+/// where a captured library call is bound to its addresses.
+bool isSmallProduct(const Kernel &k);
+
 /// A structural key: kernels with equal keys have equal sources.
 uint64_t kernelKey(const Kernel &k, const DeviceModel &model);
 

@@ -170,6 +170,11 @@ struct KernelShape {
   int32_t rowCachedGroups = 0;
   /// Rowwise kernels: threads per row (32: a warp; more: a block).
   int32_t rowLanes = 0;
+  /// Small products (cuda_gemv_codegen.cpp): the rows of the small operand
+  /// rounded up to a power of two (0: not one), and whether the matrix is
+  /// unit-strided along k.
+  int32_t gemvRows = 0;
+  bool gemvAlongK = false;
 
   int32_t basisRank(int32_t b) const { return bases[b].rank; }
 };
@@ -337,6 +342,11 @@ std::string valueName(uint32_t id);
 void emitValue(const KernelShape &s, uint32_t id, std::string &os, int indent,
                llvm::function_ref<std::string(uint32_t)> loadExpr = nullptr);
 void emitStore(const KernelShape &s, size_t i, std::string &os, int indent);
+
+// Small products (cuda_gemv_codegen.cpp).
+void analyzeGemv(const Kernel &k, KernelShape &s);
+void emitGemv(const KernelShape &s, const std::string &entry, std::string &os);
+LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model);
 
 // Rowwise kernels (cuda_rowwise_codegen.cpp).
 void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::string &os);

@@ -181,6 +181,11 @@ void emitOffsetOf(const KernelShape &s, size_t i, std::string &os) {
   std::string n = std::to_string(i), p = "P.in" + n;
   os += "  auto at" + n + " = [&](long long flat) -> long long {\n";
   os += "    long long at = " + p + "_off;\n";
+  // A 0-dim operand has no extents or strides in the block to loop over.
+  if (s.operandRanks[i] == 0) {
+    os += "    (void)flat;\n    return at;\n  };\n";
+    return;
+  }
   os += "    for (int d = " + std::to_string(s.operandRanks[i]) + " - 1; d >= 0; --d) {\n";
   os += "      at += (flat % " + p + "_ext[d]) * " + p + "_s[d];\n";
   os += "      flat /= " + p + "_ext[d];\n    }\n    return at;\n  };\n";
@@ -193,11 +198,13 @@ void emitTableRead(const KernelShape &s, size_t i, std::string &os) {
   std::string n = std::to_string(i), p = "P.in" + n;
   emitOffsetOf(s, i, os);
   os += "  bool dense" + n + " = true;\n";
-  os += "  {\n    long long step = 1;\n";
-  os += "    for (int d = " + std::to_string(s.operandRanks[i]) + " - 1; d >= 0; --d) {\n";
-  os += "      dense" + n + " = dense" + n + " && (" + p + "_ext[d] == 1 || " + p +
-        "_s[d] == step);\n";
-  os += "      step *= " + p + "_ext[d];\n    }\n  }\n";
+  if (s.operandRanks[i] > 0) {
+    os += "  {\n    long long step = 1;\n";
+    os += "    for (int d = " + std::to_string(s.operandRanks[i]) + " - 1; d >= 0; --d) {\n";
+    os += "      dense" + n + " = dense" + n + " && (" + p + "_ext[d] == 1 || " + p +
+          "_s[d] == step);\n";
+    os += "      step *= " + p + "_ext[d];\n    }\n  }\n";
+  }
   os += "  auto tab" + n + " = [&](long long k) -> long long {\n";
   os += "    return (long long)" + p + "[dense" + n + " ? " + p + "_off + k : at" + n +
         "(k)];\n  };\n";
@@ -304,6 +311,8 @@ KernelShape analyzeOpaque(const Kernel &k) {
     s.checksIndex = !k.opaqueInts.empty() && k.opaqueInts[0] != 0;
     return s;
   case OpKind::MatMul:
+    if (isSmallProduct(k))
+      analyzeGemv(k, s);
     return s;
   default:
     if (!isRowOp(k.opaqueOp))
@@ -377,7 +386,7 @@ void emitOpaqueEntry(const KernelShape &s, const std::string &entry, std::string
   case OpKind::IndexWrite:
     return emitIndexWrite(s, entry, os);
   case OpKind::MatMul:
-    return emitMatmul(s, entry, os);
+    return s.gemvRows ? emitGemv(s, entry, os) : emitMatmul(s, entry, os);
   default:
     if (!isRowOp(s.opaqueOp))
       noImplementation(s.opaqueOp);
@@ -416,9 +425,12 @@ LaunchConfig opaqueLaunch(const Kernel &k, const DeviceModel &model) {
     }
     return c;
   }
+  case OpKind::MatMul:
+    if (isSmallProduct(k))
+      return gemvLaunch(k, model);
+    [[fallthrough]];
   case OpKind::Gather:
-  case OpKind::IndexWrite:
-  case OpKind::MatMul: {
+  case OpKind::IndexWrite: {
     // A write's threads are its selections, not the array's elements.
     int64_t n = k.opaqueOp == OpKind::IndexWrite ? numElements(k.operandShapes[0])
                                                  : k.domainSize();

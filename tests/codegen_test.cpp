@@ -281,7 +281,9 @@ Plan deviceFancyPlan(DType t, int32_t shift = 0) {
   row[1].item = range(1, 3);
   NodeRef g2 = gatherOp(view, fancySelection(view.shape(), row, "[]"));
   NodeRef g3 = gatherOp(view, fancySelection(view.shape(), {device(*f)}, "[]"));
-  return planOf({g, w, g2, g3});
+  // One 0-dim index among every element: a 0-dim table, with no extents.
+  NodeRef g4 = gatherOp(view, fancySelection(view.shape(), {device(*k)}, "[]"));
+  return planOf({g, w, g2, g3, g4});
 }
 
 /// sort along an axis, sort_index of every element, median with nan: true.
@@ -406,6 +408,28 @@ const MatmulCase kMatmulCases[] = {
     {{7}, {7}},                {{2, 1, 5, 7}, {3, 7, 4}}, {{4, 5, 7}, {7, 4}},
     {{7, 5}, {5, 6}, true},    {{3, 0}, {0, 4}},        {{1, 7}, {7, 1}},
     {{2, 3, 4}, {4}},          {{4}, {2, 4, 3}},
+};
+
+/// x @ w for a small x of `rows` rows (1-D when 0) and a matrix w of
+/// k x n, stored (n, k) and read transposed when `transposedW` (a weight
+/// used as x @ w.transpose: unit-strided along k), else stored (k, n).
+Plan smallProductPlan(DType t, int64_t rows, int64_t k, int64_t n, bool transposedW,
+                      int64_t alpha = 1) {
+  Handle x = wrap(input(t, rows ? Shape{rows, k} : Shape{k}, 50));
+  Handle w = wrap(input(t, transposedW ? Shape{n, k} : Shape{k, n}, 51));
+  ArrayHandle wt(w->storageRef(), transposeLayout(w->layout(), {}, "transpose"));
+  return planOf({matmulOp("matmul", *x, transposedW ? wt : *w, Scalar::ofInt(alpha))});
+}
+
+/// Small products: one row and a vector, rows up to the limit, both
+/// layouts of the matrix, k not a multiple of the warp.
+struct SmallProductCase {
+  int64_t rows, k, n;
+  bool transposedW;
+};
+const SmallProductCase kSmallProducts[] = {
+    {0, 77, 45, false}, {1, 77, 45, true}, {3, 100, 33, false}, {8, 64, 130, true},
+    {16, 33, 70, false}, {5, 300, 1, true}, {2, 1, 40, false},
 };
 
 /// A scan of `shape`, read through a reversed view when `reversed`, fed
@@ -948,7 +972,7 @@ TEST_CASE("index arrays and sorts are opaque kernels NVRTC compiles for every dt
     Plan device = deviceFancyPlan(t);
     CHECK(llvm::count_if(device.kernels, [](const Kernel &k) {
             return k.kind == Kernel::Kind::Opaque;
-          }) == 4);
+          }) == 5);
     compilePlan(device);
     if (t != DType::Bit && !isComplex(t))
       compilePlan(sortPlan(t));
@@ -1017,6 +1041,31 @@ TEST_CASE("matmul compiles a thread-per-output kernel for the integers (and any 
   // The extents are parameters: a longer k keeps the kernel.
   CHECK(onlyKey(matmulPlan(DType::Int32, {5, 7}, {7, 3})) ==
         onlyKey(matmulPlan(DType::Int32, {6, 9}, {9, 2})));
+}
+
+TEST_CASE("small products are the generated matrix-vector kernel in either layout, compiled for every real float class") {
+  for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
+    for (const SmallProductCase &c : kSmallProducts) {
+      CAPTURE(nameOf(t));
+      CAPTURE(c.rows);
+      CAPTURE(c.transposedW);
+      Plan p = smallProductPlan(t, c.rows, c.k, c.n, c.transposedW);
+      REQUIRE(p.kernels.size() == 1);
+      CHECK(isSmallProduct(p.kernels[0]));
+      std::string src = generateCuda(p.kernels[0], h200()).source;
+      CHECK(src.find("constexpr int MR") != std::string::npos);
+      compilePlan(p);
+    }
+  // Seventeen rows, a batch, or a complex class go to cuBLAS.
+  CHECK(!isSmallProduct(smallProductPlan(DType::SFloat, 17, 8, 8, false).kernels[0]));
+  CHECK(!isSmallProduct(matmulPlan(DType::SFloat, {2, 1, 5, 7}, {3, 7, 4}).kernels[0]));
+  CHECK(!isSmallProduct(smallProductPlan(DType::SComplex, 1, 8, 8, false).kernels[0]));
+  CHECK(!isSmallProduct(smallProductPlan(DType::Int32, 1, 8, 8, false).kernels[0]));
+  // A longer k or n keeps the kernel; the other layout does not.
+  CHECK(onlyKey(smallProductPlan(DType::SFloat, 1, 77, 45, true)) ==
+        onlyKey(smallProductPlan(DType::SFloat, 1, 700, 450, true)));
+  CHECK(onlyKey(smallProductPlan(DType::SFloat, 1, 77, 45, true)) !=
+        onlyKey(smallProductPlan(DType::SFloat, 1, 77, 45, false)));
 }
 
 TEST_CASE("the row operations are one rowwise kernel each, compiled for every float class") {
@@ -1362,15 +1411,29 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
       compareWithCpu(writtenRowPlan(t, 5, 64, true), mathTolerance(t));
     }
   }
+  SUBCASE("small products (the generated matrix-vector kernel)") {
+    for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
+      for (const SmallProductCase &c : kSmallProducts) {
+        CAPTURE(nameOf(t));
+        CAPTURE(c.rows);
+        CAPTURE(c.transposedW);
+        // Summed in another order than the reference's: rounding apart.
+        compareWithCpu(smallProductPlan(t, c.rows, c.k, c.n, c.transposedW, 3),
+                       t == DType::DFloat ? 1e-12 : t == DType::SFloat ? 1e-5 : 1e-2);
+      }
+  }
   SUBCASE("matmul (the generated kernel)") {
     for (DType t : {DType::Int8, DType::Int32, DType::UInt64, DType::Int64})
       for (const MatmulCase &c : kMatmulCases) {
         CAPTURE(nameOf(t));
         compareWithCpu(matmulPlan(t, c.a, c.b, c.transposeA, 3), 0);
       }
-    // Floats sum in the reference's order too: equal.
-    for (const MatmulCase &c : kMatmulCases)
-      compareWithCpu(matmulPlan(DType::DFloat, c.a, c.b, c.transposeA), 0);
+    // Floats sum in the reference's order too: equal; but a small product
+    // splits k over lanes (rounding apart).
+    for (const MatmulCase &c : kMatmulCases) {
+      Plan p = matmulPlan(DType::DFloat, c.a, c.b, c.transposeA);
+      compareWithCpu(p, isSmallProduct(p.kernels[0]) ? 1e-12 : 0);
+    }
   }
   SUBCASE("quantize_symmetric") {
     for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat})

@@ -3,6 +3,7 @@
 #include "core/cuda/cuda_check.h"
 #include "core/error.h"
 #include "core/stats.h"
+#include "fusion/cuda_codegen.h"
 #include "graph/opaque_call.h"
 #include "ops/matmul.h"
 
@@ -91,7 +92,7 @@ bool CublasMatmul::computes(const Kernel &k) {
   if (k.kind != Kernel::Kind::Opaque || k.opaqueOp != OpKind::MatMul)
     return false;
   DType t = k.stores[0].dtype;
-  return isFloat(t) || isComplex(t);
+  return (isFloat(t) || isComplex(t)) && !isSmallProduct(k);
 }
 
 MatmulWork CublasMatmul::workOf(const Kernel &k, llvm::ArrayRef<void *> pointers) {

@@ -1,0 +1,149 @@
+// CUDA kernels of small matrix products: a few rows times a matrix (the
+// matrix-vector products of a decode step, m = 1 to 16), in the real float
+// classes, which the generated kernel takes instead of cuBLAS. They are
+// bound by reading the matrix once, and a generated kernel reads its
+// pointers from its parameter block: a replay patches them, where a
+// captured cuBLAS call is bound to the addresses it was captured with and
+// is captured again whenever they change (every token of a decode loop).
+//
+// Two layouts, by the matrix's stride along k (structural: the plan key
+// holds the operands' layouts):
+//   - along k unit-strided (a weight stored (n, k) and used transposed): a
+//     warp per output column, its lanes stepping along k, then the warp's
+//     tree;
+//   - otherwise (a weight stored (k, n)): a thread per column in tiles of
+//     32, k split over the block's 8 warps, then the 8 partials folded in
+//     order through shared memory.
+// Every row of the small operand is computed from one read of the matrix.
+// The products accumulate in matmulAccumulator (single precision for the
+// sixteen-bit classes, which round once) and are scaled by gemm's alpha.
+#include "fusion/cuda_kernel_shape.h"
+
+#include "ops/matmul.h"
+
+#include <algorithm>
+
+namespace cumo {
+
+namespace {
+/// Rows of the small operand a generated product takes at most.
+constexpr int64_t kMaxSmallRows = 16;
+} // namespace
+
+bool isSmallProduct(const Kernel &k) {
+  if (k.kind != Kernel::Kind::Opaque || k.opaqueOp != OpKind::MatMul)
+    return false;
+  DType t = k.stores[0].dtype;
+  if (!isFloat(t))
+    return false;
+  const Shape &a = k.operandShapes[0], &b = k.operandShapes[1];
+  if (a.size() > 2 || b.size() > 2 || a.back() == 0)
+    return false;
+  int64_t m = a.size() == 2 ? a[0] : 1;
+  return m <= kMaxSmallRows;
+}
+
+namespace cudagen {
+
+namespace {
+constexpr uint32_t kGemvBlock = 256;
+constexpr uint32_t kGemvSlices = kGemvBlock / kWarpSize;
+constexpr int64_t kGemvBlocksPerSm = 32;
+} // namespace
+
+void analyzeGemv(const Kernel &k, KernelShape &s) {
+  const Shape &a = k.operandShapes[0];
+  int64_t m = a.size() == 2 ? a[0] : 1;
+  int32_t rows = 1;
+  while (rows < m)
+    rows *= 2;
+  s.gemvRows = rows;
+  // The matrix's stride along k, the first of its axes.
+  s.gemvAlongK = k.loads[k.operandLoads[1]].index.strides[0] == 1;
+}
+
+void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
+  int32_t ra = s.operandRanks[0], rb = s.operandRanks[1];
+  DType acc = matmulAccumulator(s.outDtype);
+  std::string a = cType(acc).str();
+  auto cast = [&](size_t operand, const std::string &e) {
+    return castExpr(s.operandDtypes[operand], acc, e);
+  };
+  uint32_t block = kGemvBlock;
+  os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ") " + entry +
+        "(const unsigned char *__restrict__ params) {\n";
+  os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
+  os += "  constexpr int MR = " + std::to_string(s.gemvRows) + ";\n";
+  os += "  const long long K = P.in0_ext[" + std::to_string(ra - 1) + "];\n";
+  os += "  const long long M = " + (ra == 2 ? std::string("P.in0_ext[0]") : "1LL") + ";\n";
+  os += "  const long long N = " + (rb == 2 ? std::string("P.in1_ext[1]") : "1LL") + ";\n";
+  os += "  const long long a_r = " + (ra == 2 ? std::string("P.in0_s[0]") : "0LL") +
+        ", a_c = P.in0_s[" + std::to_string(ra - 1) + "];\n";
+  os += "  const long long b_r = P.in1_s[0], b_c = " +
+        (rb == 2 ? std::string("P.in1_s[1]") : "0LL") + ";\n";
+  os += "  const " + a + " alpha = (" + a + ")(P.alpha);\n";
+  os += "  const long long lane = threadIdx.x & 31u;\n";
+  // One step of the fold: every row's product with the matrix element bv.
+  std::string step = "        #pragma unroll\n"
+                     "        for (int r = 0; r < MR; ++r)\n"
+                     "          if (r < M)\n"
+                     "            acc[r] = cumo_ops::wadd(acc[r], cumo_ops::wmul(" +
+                     cast(0, "P.in0[P.in0_off + r * a_r + p * a_c]") + ", bv));\n";
+  std::string write = "P.out[P.out_off + r * N + j] = " +
+                      castExpr(acc, s.outDtype, "cumo_ops::wmul(alpha, total)") + ";";
+  if (s.gemvAlongK) {
+    os += "  const long long warps = (long long)gridDim.x * (blockDim.x >> 5);\n";
+    os += "  for (long long j = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);"
+          " j < N; j += warps) {\n";
+    os += "    " + a + " acc[MR];\n";
+    os += "    #pragma unroll\n    for (int r = 0; r < MR; ++r) acc[r] = (" + a + ")0;\n";
+    os += "    const long long bo = P.in1_off + j * b_c;\n";
+    os += "    #pragma unroll 4\n";
+    os += "    for (long long p = lane; p < K; p += 32) {\n";
+    os += "        const " + a + " bv = " + cast(1, "P.in1[bo + p]") + ";\n";
+    os += step;
+    os += "    }\n";
+    os += "    #pragma unroll\n    for (int r = 0; r < MR; ++r) {\n";
+    os += "      const " + a + " total = cumo_k::warp_reduce(acc[r], cumo_k::SumOp());\n";
+    os += "      if (lane == 0 && r < M) " + write + "\n";
+    os += "    }\n  }\n}\n";
+    return;
+  }
+  std::string slices = std::to_string(kGemvSlices);
+  os += "  const long long slice = threadIdx.x >> 5;\n";
+  os += "  __shared__ " + a + " part[" + slices + "][MR][32];\n";
+  os += "  for (long long tile = blockIdx.x; tile * 32 < N; tile += gridDim.x) {\n";
+  os += "    const long long j = tile * 32 + lane;\n";
+  os += "    " + a + " acc[MR];\n";
+  os += "    #pragma unroll\n    for (int r = 0; r < MR; ++r) acc[r] = (" + a + ")0;\n";
+  os += "    if (j < N) {\n";
+  os += "      const long long bo = P.in1_off + j * b_c;\n";
+  os += "      #pragma unroll 4\n";
+  os += "      for (long long p = slice; p < K; p += " + slices + ") {\n";
+  os += "        const " + a + " bv = " + cast(1, "P.in1[bo + p * b_r]") + ";\n";
+  os += step;
+  os += "      }\n    }\n";
+  os += "    #pragma unroll\n    for (int r = 0; r < MR; ++r) part[slice][r][lane] = acc[r];\n";
+  os += "    __syncthreads();\n";
+  os += "    if (slice == 0 && j < N) {\n";
+  os += "      for (int r = 0; r < MR && r < M; ++r) {\n";
+  os += "        " + a + " total = part[0][r][lane];\n";
+  os += "        for (int w = 1; w < " + slices + "; ++w) total = cumo_ops::wadd(total, part[w][r][lane]);\n";
+  os += "        " + write + "\n      }\n    }\n";
+  os += "    __syncthreads();\n  }\n}\n";
+}
+
+LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model) {
+  const Shape &b = k.operandShapes[1];
+  int64_t n = b.size() == 2 ? b[1] : 1;
+  bool alongK = k.loads[k.operandLoads[1]].index.strides[0] == 1;
+  int64_t perBlock = alongK ? kGemvBlock / kWarpSize : kWarpSize;
+  int64_t cap = int64_t(std::max(model.smCount, 1)) * kGemvBlocksPerSm;
+  LaunchConfig c;
+  c.block = kGemvBlock;
+  c.grid = uint32_t(std::clamp<int64_t>((n + perBlock - 1) / perBlock, 1, cap));
+  return c;
+}
+
+} // namespace cudagen
+} // namespace cumo
