@@ -33,10 +33,12 @@ class TestReplay < Minitest::Test
     assert_equal s[:graph_replays], s[:graph_cache_hits], s.inspect
   end
 
-  # A decode-style loop: a product through cuBLAS, an elementwise epilogue
-  # and a read. The cuBLAS calls are a child graph captured once per
-  # address set the pool cycles through, then replayed with the plan.
-  def test_a_matmul_loop_replays_its_captured_calls
+  # A decode-style loop: a one-row product, an elementwise epilogue and a
+  # read. The product is the generated matrix-vector kernel (a small
+  # product), whose pointers the replay patches: nothing is captured. (Through
+  # cuBLAS it was a child graph captured again at every step, the operand's
+  # address moving: 50 captures in 50 steps on the H200.)
+  def test_a_one_row_product_loop_replays_without_captures
     w = Cumo::SFloat.new(64, 64).seq(0, 1e-3)
     x = Cumo::SFloat.ones(1, 64)
     step = ->(h, i) { Cumo::NMath.tanh(h.matmul(w) * (0.5 + i * 1e-3)) }
@@ -55,7 +57,7 @@ class TestReplay < Minitest::Test
     assert_equal 0, s[:graphs_built], s.inspect
     assert_equal 0, s[:nvrtc_compiles], s.inspect
     assert_operator s[:graph_replays], :>=, 50, s.inspect
-    assert_operator s[:library_captures], :<=, 8, "captures are reused as addresses cycle: #{s}"
+    assert_equal 0, s[:library_captures], s.inspect
     x.to_a.flatten.zip(host).each { |g, h| assert_in_delta h, g, 1e-4 }
   end
 
