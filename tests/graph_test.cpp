@@ -22,16 +22,6 @@ namespace {
 
 template <class T> std::vector<T> values(std::initializer_list<T> v) { return v; }
 
-/// What `fn` throws, as an Error.
-template <class F> std::optional<Error> errorOf(F &&fn) {
-  try {
-    fn();
-  } catch (const Error &e) {
-    return e;
-  }
-  return std::nullopt;
-}
-
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 } // namespace

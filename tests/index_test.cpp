@@ -58,16 +58,6 @@ void write(ArrayHandle &a, std::vector<FancyItem> items, const ArrayHandle &valu
   assignValue(whole, indexWriteOp(a, sel, v), "[]=");
 }
 
-/// What `fn` throws, as an Error.
-template <class F> std::optional<Error> errorOf(F &&fn) {
-  try {
-    fn();
-  } catch (const Error &e) {
-    return e;
-  }
-  return std::nullopt;
-}
-
 H seq(DType t, Shape shape) {
   engine();
   return wrap(seqNode(t, shape, Scalar::ofInt(0), Scalar::ofInt(1)));

@@ -22,15 +22,6 @@ namespace {
 
 template <class T> std::vector<T> values(std::initializer_list<T> v) { return v; }
 
-template <class F> std::optional<Error> errorOf(F &&fn) {
-  try {
-    fn();
-  } catch (const Error &e) {
-    return e;
-  }
-  return std::nullopt;
-}
-
 /// The op raises `kind` with a message starting "[name] ".
 template <class F> void checkRefused(ErrorKind kind, const char *name, F &&fn) {
   auto e = errorOf(fn);

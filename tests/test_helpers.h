@@ -19,6 +19,7 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace cumo::test {
@@ -123,6 +124,16 @@ template <class T> std::vector<T> read(const ArrayHandle &h) {
         out[i] = T(double(v));
     });
   return out;
+}
+
+/// What `fn` throws, as an Error.
+template <class F> std::optional<Error> errorOf(F &&fn) {
+  try {
+    fn();
+  } catch (const Error &e) {
+    return e;
+  }
+  return std::nullopt;
 }
 
 /// Raises the pending budget for one test, so that building a large DAG to
