@@ -79,27 +79,41 @@ FancyItem fancyItemFrom(VALUE v, const char *op) {
   return f;
 }
 
-/// What index arrays and masks select from `a`: checked, nothing recorded
-/// yet (an integer NArray index is read where the op records its table).
-Selection fancySelectionOf(const ArrayHandle &a, int argc, const VALUE *argv, const char *op) {
+/// What index arrays and masks select from `a` (checked, nothing recorded
+/// yet: an integer NArray index is read where the op records its table),
+/// into `sel`; a failure is left in `raised`.
+void fancySelectionOf(const ArrayHandle &a, int argc, const VALUE *argv, const char *op,
+                      Selection &sel, DeferredRaise &raised) {
   std::vector<FancyItem> items;
-  for (int i = 0; i < argc; ++i)
-    items.push_back(fancyItemFrom(argv[i], op));
-  return guarded([&] { return fancySelection(a.shape(), items, op); });
+  raised.ruby([&] {
+    for (int i = 0; i < argc; ++i)
+      items.push_back(fancyItemFrom(argv[i], op));
+  });
+  raised.engine([&] { sel = fancySelection(a.shape(), items, op); });
+}
+
+/// `a[*argv]` with index arrays or masks: a copy of the selected elements
+/// (Numo answers a view of them).
+VALUE indexArrayRead(ArrayHandle &a, int argc, VALUE *argv, const char *op) {
+  DeferredRaise raised;
+  NodeRef n;
+  {
+    Selection sel;
+    fancySelectionOf(a, argc, argv, op, sel, raised);
+    raised.engine([&] {
+      releaseDeadHandles();
+      n = gatherOp(a, sel);
+    });
+  }
+  raised.raise();
+  return wrapNode(std::move(n));
 }
 
 /// What `self[*argv]` selects, as an NArray (errors name `op`).
 VALUE aref(int argc, VALUE *argv, VALUE self, const char *op) {
   ArrayHandle &a = handleOf(self, op);
-  if (hasIndexArray(argc, argv)) {
-    // A copy of the selected elements (Numo answers a view of them).
-    Selection sel = fancySelectionOf(a, argc, argv, op);
-    NodeRef n = guarded([&] {
-      releaseDeadHandles();
-      return gatherOp(a, sel);
-    });
-    return wrapNode(std::move(n));
-  }
+  if (hasIndexArray(argc, argv))
+    return indexArrayRead(a, argc, argv, op);
   std::vector<IndexItem> items = indexItemsFrom(argc, argv, op);
   ArrayHandle *h = guarded([&] {
     ArrayHandle *v = indexHandle(a, items, op);
@@ -182,13 +196,19 @@ struct AssignedValue {
 /// a[index arrays or masks] = value: the selected elements replaced, the
 /// value broadcast to the selection's shape (a Ruby Array laid out in it).
 VALUE indexArrayWrite(ArrayHandle &a, int argc, VALUE *argv, VALUE value) {
-  Selection sel = fancySelectionOf(a, argc, argv, "[]=");
-  AssignedValue v(value, a.dtype(), sel.shape);
-  guarded([&] {
-    releaseDeadHandles();
-    ArrayHandle whole(a.storageRef(), a.layout());
-    assignValue(whole, indexWriteOp(a, sel, v.node(sel.shape)), "[]=");
-  });
+  DeferredRaise raised;
+  {
+    Selection sel;
+    fancySelectionOf(a, argc, argv, "[]=", sel, raised);
+    std::optional<AssignedValue> v;
+    raised.ruby([&] { v.emplace(value, a.dtype(), sel.shape); });
+    raised.engine([&] {
+      releaseDeadHandles();
+      ArrayHandle whole(a.storageRef(), a.layout());
+      assignValue(whole, indexWriteOp(a, sel, v->node(sel.shape)), "[]=");
+    });
+  }
+  raised.raise();
   return value;
 }
 

@@ -14,7 +14,9 @@
 // included after it (LLVM's among them).
 #undef memcpy
 
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace cumo::rb {
@@ -67,40 +69,85 @@ void unlockEngine();
 void ensureEngine();
 
 /// Runs `f` with the engine locked. A cumo::Error (or std::bad_alloc)
+/// thrown inside is caught; answers whether one was, its kind and message
+/// then in `kind` and `message`.
+template <class F> bool engineCall(F &&f, ErrorKind &kind, VALUE &message) {
+  lockEngine();
+  std::string text;
+  try {
+    ensureEngine();
+    f();
+    unlockEngine();
+    return false;
+  } catch (const Error &e) {
+    kind = e.kind();
+    text = e.message();
+  } catch (const std::bad_alloc &) {
+    kind = ErrorKind::OutOfMemory;
+    text = "[host] out of memory";
+  } catch (const std::exception &e) {
+    kind = ErrorKind::Internal;
+    text = std::string("[internal] ") + e.what();
+  }
+  unlockEngine();
+  message = rb_utf8_str_new(text.data(), long(text.size()));
+  return true;
+}
+
+/// Runs `f` with the engine locked. A cumo::Error (or std::bad_alloc)
 /// thrown inside becomes a Ruby exception, raised after the C++ frames are
-/// gone, so no destructor is skipped by the longjmp.
+/// gone, so no destructor is skipped by the longjmp. (The caller's own C++
+/// objects are skipped: where it owns some, use DeferredRaise.)
 template <class F> auto guarded(F &&f) -> decltype(f()) {
   ErrorKind kind;
   VALUE message;
-  {
-    lockEngine();
-    std::string text;
-    try {
-      ensureEngine();
-      if constexpr (std::is_void_v<decltype(f())>) {
-        f();
-        unlockEngine();
-        return;
-      } else {
-        auto result = f();
-        unlockEngine();
-        return result;
-      }
-    } catch (const Error &e) {
-      kind = e.kind();
-      text = e.message();
-    } catch (const std::bad_alloc &) {
-      kind = ErrorKind::OutOfMemory;
-      text = "[host] out of memory";
-    } catch (const std::exception &e) {
-      kind = ErrorKind::Internal;
-      text = std::string("[internal] ") + e.what();
-    }
-    unlockEngine();
-    message = rb_utf8_str_new(text.data(), long(text.size()));
+  if constexpr (std::is_void_v<decltype(f())>) {
+    if (!engineCall(f, kind, message))
+      return;
+  } else {
+    std::optional<decltype(f())> result;
+    if (!engineCall([&] { result.emplace(f()); }, kind, message))
+      return std::move(*result);
   }
   raiseError(kind, message);
 }
+
+/// For a method that holds C++ objects owning memory (a table of index
+/// positions) across calls that can raise, Ruby's or the engine's: each
+/// step runs through `ruby` (Ruby calls, under rb_protect) or `engine`
+/// (as guarded), and the first failure is kept, not raised, and skips the
+/// steps after it. The method raises it with raise() once those objects
+/// are gone, so no destructor is skipped by the longjmp.
+class DeferredRaise {
+public:
+  template <class F> void ruby(F &&f) {
+    if (failed())
+      return;
+    auto call = [](VALUE p) -> VALUE {
+      (*reinterpret_cast<std::remove_reference_t<F> *>(p))();
+      return Qnil;
+    };
+    rb_protect(call, reinterpret_cast<VALUE>(&f), &rubyState_);
+  }
+  template <class F> void engine(F &&f) {
+    if (!failed())
+      engineFailed_ = engineCall(f, kind_, message_);
+  }
+  bool failed() const { return rubyState_ != 0 || engineFailed_; }
+  /// Raises what failed, if anything.
+  void raise() const {
+    if (rubyState_)
+      rb_jump_tag(rubyState_);
+    if (engineFailed_)
+      raiseError(kind_, message_);
+  }
+
+private:
+  int rubyState_ = 0;
+  bool engineFailed_ = false;
+  ErrorKind kind_ = ErrorKind::Internal;
+  VALUE message_ = Qnil;
+};
 
 /// Drops the queued handles of collected wrappers (a safe point).
 void releaseDeadHandles();
