@@ -274,9 +274,12 @@ void Engine::tagIndexChecks(PlanTemplate &t, llvm::ArrayRef<NodeRef> nodes) {
     // is the first op that failed.
     uint32_t tag = uint32_t(indexChecks_.size());
     t.plan.kernels[kernel].checkTag = tag;
-    if (tag == kMaxIndexChecks)
-      continue;
     const Node &n = *nodes[position];
+    if (tag == kMaxIndexChecks) {
+      // Past the named checks all share one tag: keep which ops they were.
+      (n.op() == OpKind::IndexWrite ? uncountedWrites_ : uncountedReads_) = true;
+      continue;
+    }
     indexChecks_.push_back({std::string(fancyIndexOpName(n.op())),
                             n.hasExtra() ? n.extra().recordedAt : ""});
   }
@@ -288,6 +291,8 @@ void Engine::raiseDeviceErrors() {
   bool division = std::exchange(checkDivision_, false);
   std::vector<IndexCheck> checks = std::move(indexChecks_);
   indexChecks_.clear();
+  bool uncountedWrites = std::exchange(uncountedWrites_, false);
+  bool uncountedReads = std::exchange(uncountedReads_, false);
   DeviceErrors errors = device().takeErrors();
   auto where = [](const std::string &at) {
     return "(error in NArray operation" +
@@ -300,7 +305,12 @@ void Engine::raiseDeviceErrors() {
       const IndexCheck &c = checks[errors.firstTag];
       opError(ErrorKind::Index, c.op, "index out of range " + where(c.at));
     }
-    opError(ErrorKind::Index, "[]", "index out of range (error in NArray operation)");
+    // A check past the named ones failed: say which ops they were.
+    opError(ErrorKind::Index,
+            uncountedWrites && uncountedReads ? "[] or []="
+            : uncountedWrites                 ? "[]="
+                                              : "[]",
+            "index out of range (error in NArray operation)");
   }
 }
 

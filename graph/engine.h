@@ -80,6 +80,9 @@ private:
   };
   std::vector<IndexCheck> indexChecks_;
   static constexpr uint32_t kMaxIndexChecks = 4096;
+  /// Whether reads or writes were checked past kMaxIndexChecks since the
+  /// last read (they share the last tag and are not named).
+  bool uncountedReads_ = false, uncountedWrites_ = false;
   /// Tags the index-checking kernels of a plan about to run.
   void tagIndexChecks(PlanTemplate &t, llvm::ArrayRef<NodeRef> nodes);
   bool gpu_ = false;

@@ -134,6 +134,18 @@ class TestDeviceIndex < Minitest::Test
     assert_equal [8, 9, 10, 11], b[2, true].to_a
   end
 
+  # Past the 4096 checks a read period names, a failure still names its op
+  # (not its line: those checks share one tag).
+  def test_a_failure_past_the_named_checks_names_its_op
+    a = Cumo::SFloat.zeros(4)
+    ok = Cumo::Int32[1]
+    4100.times { a[ok] = 1.0 }
+    a[Cumo::Int32[9]] = 2.0
+    e = assert_raises(IndexError) { a.to_a }
+    assert_match(/\A\[\[\]=\] index out of range/, e.message)
+    assert_equal [0, 1, 0, 0], a.to_a
+  end
+
   def test_checks_at_the_call_are_unchanged
     a = Cumo::DFloat.new(3, 4).seq
     assert_raises(TypeError) { a[Cumo::SFloat[1]] }
