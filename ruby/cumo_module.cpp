@@ -89,6 +89,16 @@ VALUE syncMethod(VALUE) {
   return Qnil;
 }
 
+/// Cumo.flush: runs everything pending without waiting for it (no host
+/// sync): a decode loop that flushes once a token replays one graph a token.
+VALUE flushMethod(VALUE) {
+  guarded([] {
+    releaseDeadHandles();
+    Engine::get().flush();
+  });
+  return Qnil;
+}
+
 VALUE gpuMethod(VALUE) { return guarded([] { return Engine::get().gpu(); }) ? Qtrue : Qfalse; }
 
 VALUE deviceNameMethod(VALUE) {
@@ -179,6 +189,7 @@ void initCumoModule() {
   rb_define_module_function(mCumo, "stats", Fn(statsMethod), 0);
   rb_define_module_function(mCumo, "reset_stats", Fn(resetStatsMethod), 0);
   rb_define_module_function(mCumo, "sync", Fn(syncMethod), 0);
+  rb_define_module_function(mCumo, "flush", Fn(flushMethod), 0);
   rb_define_module_function(mCumo, "gpu?", Fn(gpuMethod), 0);
   rb_define_module_function(mCumo, "allow_tf32?", Fn(allowTf32Method), 0);
   rb_define_module_function(mCumo, "device_name", Fn(deviceNameMethod), 0);

@@ -16,10 +16,10 @@
 # head and argmax, whose answer is the next step's token id. The position
 # and the token ids stay on the device, so the work a step records does not
 # depend on any value the host would have to read: every token has the same
-# plan, and replays the same CUDA graph. (Until integer index arrays are
-# lazy on the device, `wte[tok, true]` and `cache[..., pos, ...] = k` read
-# their index back to the host: a sync each, which bench/decode_bench.rb
-# counts.)
+# plan, and replays the same CUDA graph. Integer index arrays stay on the
+# device (`wte[tok, true]`, `cache[..., pos, ...] = k`), so nothing in the
+# loop waits for the host; `generate` ends each step with Cumo.flush, which
+# runs the step without waiting: one plan, one graph replay a token.
 #
 # Weights are named and shaped as Hugging Face's GPT-2 checkpoints store
 # them: the Conv1D weights as [in, out] (h.0.attn.c_attn.weight is
@@ -195,6 +195,10 @@ module GPT2
       reset
       Array.new(n) do |i|
         tok = step(tok)
+        # Run the step now, without waiting for it: each token is one plan
+        # (the engine would otherwise cut at its node budget, where the loop
+        # repeats, every second token or so).
+        Cumo.flush
         yield i, tok if block_given?
         tok
       end

@@ -14,9 +14,11 @@ module GPT2
   #   seconds:       the whole decode, recording to the last token on the device
   #   steady_seconds: tokens 3..n (the first two compile and capture)
   #   first2, steady: Cumo.stats deltas of tokens 1-2 and of tokens 3..n
-  # The run syncs twice on its own (after token 2, to take the snapshot,
-  # and at the end): the steady delta holds the final one, which
-  # `steady_host_syncs_per_token` leaves out.
+  # The snapshot after token 2 reads nothing (generate has flushed the
+  # token; the counters are the host's), so the loop's flushes keep their
+  # phase; the run syncs once, at the end, which the steady delta holds and
+  # `steady_host_syncs_per_token` leaves out. steady_seconds starts when
+  # token 2 is recorded and flushed, its device work perhaps still running.
   def timed_decode(model, prompt, n)
     raise ArgumentError, "[gpt2] time at least 3 tokens, not #{n}" if n < 3
 
@@ -27,7 +29,6 @@ module GPT2
     toks = model.generate(prompt, n) do |i, _tok|
       next unless i == 1
 
-      Cumo.sync
       t2 = now
       after2 = Cumo.stats
     end

@@ -191,6 +191,26 @@ class TestLazy < Minitest::Test
 
   # ---- CUMO_DUMP_GRAPH ---------------------------------------------------------------
 
+  # Cumo.flush runs what is pending without a host sync; a loop that
+  # flushes once an iteration runs one plan an iteration, the same one.
+  def test_flush_runs_everything_without_a_sync
+    a = Cumo::SFloat.new(8, 8).seq
+    Cumo.sync
+    Cumo.reset_stats
+    x = a
+    5.times do
+      x = (x * 0.5 + 1.0).sum(axis: 1, keepdims: true) + a
+      assert_nil Cumo.flush
+    end
+    s = Cumo.stats
+    assert_equal 0, s[:host_syncs]
+    assert_equal 5, s[:plans_run]
+    assert_operator s[:plan_cache_hits], :>=, 3
+    assert_nil Cumo.flush # nothing pending: nothing runs
+    assert_equal 5, Cumo.stats[:plans_run]
+    assert_equal 0, Cumo.explain(x).kernels.size
+  end
+
   def test_dump_graph_writes_the_dag_the_plan_and_the_sources
     Dir.mktmpdir("cumo-dump") do |dir|
       script = <<~RUBY
