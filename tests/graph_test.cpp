@@ -20,8 +20,6 @@ using namespace cumo::test;
 
 namespace {
 
-template <class T> std::vector<T> values(std::initializer_list<T> v) { return v; }
-
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 } // namespace

@@ -22,8 +22,6 @@ using namespace cumo::test;
 
 namespace {
 
-template <class T> std::vector<T> values(std::initializer_list<T> v) { return v; }
-
 /// An index item: a plain one, or an index array on the device.
 FancyItem item(IndexItem it) {
   FancyItem f;

@@ -20,8 +20,6 @@ using namespace cumo::test;
 
 namespace {
 
-template <class T> std::vector<T> values(std::initializer_list<T> v) { return v; }
-
 /// The op raises `kind` with a message starting "[name] ".
 template <class F> void checkRefused(ErrorKind kind, const char *name, F &&fn) {
   auto e = errorOf(fn);

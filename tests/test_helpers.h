@@ -126,6 +126,9 @@ template <class T> std::vector<T> read(const ArrayHandle &h) {
   return out;
 }
 
+/// A braced list as a vector (the element type spelled once).
+template <class T> std::vector<T> values(std::initializer_list<T> v) { return v; }
+
 /// What `fn` throws, as an Error.
 template <class F> std::optional<Error> errorOf(F &&fn) {
   try {

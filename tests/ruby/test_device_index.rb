@@ -9,6 +9,8 @@
 # and the line that recorded it; a position written twice takes the last
 # value.
 require "minitest/autorun"
+require "open3"
+require "rbconfig"
 require "cumo/narray"
 
 class TestDeviceIndex < Minitest::Test
@@ -144,6 +146,26 @@ class TestDeviceIndex < Minitest::Test
     e = assert_raises(IndexError) { a.to_a }
     assert_match(/\A\[\[\]=\] index out of range/, e.message)
     assert_equal [0, 1, 0, 0], a.to_a
+  end
+
+  # A write's value that is a view of a pending value, when a flush falls
+  # between the view and the write (the write records its position table
+  # node by node): the flush settles the view, a materialized node without
+  # its map, and the next flush must not ask it for the map (it crashed the
+  # decode loop). A budget of 8 nodes puts flushes everywhere.
+  def test_a_view_settled_inside_a_write_is_read_where_it_lies
+    script = <<~RUBY
+      require "cumo/narray"
+      b = Cumo::SFloat.zeros(2, 4)
+      10.times do |i|
+        t = Cumo::SFloat.new(3, 4).seq * (i + 1)
+        b[Cumo::Int32[i % 2], true] = t[1, true]
+      end
+      p b.to_a
+    RUBY
+    out, err, status = Open3.capture3({ "CUMO_PENDING_NODES" => "8" }, RbConfig.ruby, "-e", script)
+    assert status.success?, err
+    assert_equal "[[36.0, 45.0, 54.0, 63.0], [40.0, 50.0, 60.0, 70.0]]", out.strip
   end
 
   def test_checks_at_the_call_are_unchanged
