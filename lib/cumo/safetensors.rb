@@ -32,6 +32,9 @@ module Cumo
       "I64" => [:Int64, 8], "I32" => [:Int32, 4], "I16" => [:Int16, 2], "I8" => [:Int8, 1],
       "U64" => [:UInt64, 8], "U32" => [:UInt32, 4], "U16" => [:UInt16, 2], "U8" => [:UInt8, 1]
     }.freeze
+    # The format's dtypes without a Cumo class, by element size: a file
+    # holding one opens (its other tensors read), and reading it raises.
+    UNREADABLE = { "BOOL" => 1, "F8_E4M3" => 1, "F8_E5M2" => 1 }.freeze
     # The format's limit on the header (the reference implementation's).
     MAX_HEADER = 100_000_000
 
@@ -98,6 +101,10 @@ module Cumo
     # `name` as an NArray of its own class, cast to `klass` when given.
     def read(name, klass = nil)
       t = @tensors[name] or raise ArgumentError, "[safetensors] #{@path}: tensor #{name} is missing"
+      unless DTYPES.key?(t[:dtype])
+        raise TypeError, "[safetensors] #{@path}: tensor #{name} is #{t[:dtype]}, which Cumo has " \
+                         "no class for (#{DTYPES.keys.join(', ')})"
+      end
       own = Cumo.const_get(DTYPES.fetch(t[:dtype])[0])
       a = own.from_binary(bytes(name), t[:shape])
       klass.nil? || klass == own ? a : klass.cast(a)
@@ -153,13 +160,13 @@ module Cumo
                        "is not {dtype, shape, data_offsets}"
       end
       dtype = v["dtype"]
-      unless DTYPES.key?(dtype)
+      unless DTYPES.key?(dtype) || UNREADABLE.key?(dtype)
         raise TypeError, "[safetensors] #{@path}: tensor #{name} is #{dtype}, which this reader " \
                          "does not take (#{DTYPES.keys.join(', ')})"
       end
       shape = v["shape"]
       first, last = v["data_offsets"]
-      size = DTYPES[dtype][1] * shape.inject(1, :*)
+      size = (DTYPES.key?(dtype) ? DTYPES[dtype][1] : UNREADABLE[dtype]) * shape.inject(1, :*)
       if last < first || last - first != size
         raise IOError, "[safetensors] #{@path}: tensor #{name} (#{dtype} #{shape}) needs #{size} " \
                        "bytes, its data_offsets #{[first, last]} hold #{last - first}"
