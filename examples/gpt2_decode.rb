@@ -38,7 +38,10 @@ OptionParser.new do |o|
   o.on("--weights FILE") { |v| opts[:weights] = v }
   o.on("--seed N", Integer) { |v| opts[:seed] = v }
   o.on("--std X", Float) { |v| opts[:std] = v }
-  o.on("--tiny") { config = GPT2::Config.tiny }
+  o.on("--tiny") do
+    config = GPT2::Config.tiny
+    opts[:tiny] = true
+  end
   o.on("--layers N", Integer) { |v| config.n_layer = v }
   o.on("--heads N", Integer) { |v| config.n_head = v }
   o.on("--width N", Integer) { |v| config.n_embd = v }
@@ -50,7 +53,7 @@ end.parse!(ARGV)
 
 dtype = Cumo.const_get(opts[:dtype])
 batch = opts[:batch]
-std = opts[:std] || (config == GPT2::Config.tiny ? 0.3 : 0.02)
+std = opts[:std] || (opts[:tiny] ? 0.3 : 0.02)
 # One prompt token per sequence: the one given, or 464 ("The"), and for a
 # batch the next ids after it.
 prompt = opts[:prompt] || Array.new(batch) { |i| (464 + i) % config.vocab_size }
