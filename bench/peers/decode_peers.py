@@ -65,13 +65,19 @@ def read_safetensors(path):
     return out
 
 
+def layer_weight_shapes(d):
+    """A layer's weights in the order a step takes them, with their shapes
+    for a width of d (examples/gpt2/model.rb's layer_weight_shapes)."""
+    return {"ln_1.weight": (d,), "ln_1.bias": (d,), "attn.c_attn.weight": (d, 3 * d),
+            "attn.c_attn.bias": (3 * d,), "attn.c_proj.weight": (d, d), "attn.c_proj.bias": (d,),
+            "ln_2.weight": (d,), "ln_2.bias": (d,), "mlp.c_fc.weight": (d, 4 * d),
+            "mlp.c_fc.bias": (4 * d,), "mlp.c_proj.weight": (4 * d, d), "mlp.c_proj.bias": (d,)}
+
+
 def weight_names(cfg):
     names = ["wte.weight", "wpe.weight"]
     for i in range(cfg.n_layer):
-        for n in ["ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias",
-                  "attn.c_proj.weight", "attn.c_proj.bias", "ln_2.weight", "ln_2.bias",
-                  "mlp.c_fc.weight", "mlp.c_fc.bias", "mlp.c_proj.weight", "mlp.c_proj.bias"]:
-            names.append(f"h.{i}.{n}")
+        names += [f"h.{i}.{n}" for n in layer_weight_shapes(cfg.n_embd)]
     return names + ["ln_f.weight", "ln_f.bias"]
 
 
@@ -82,12 +88,8 @@ def random_weights(cfg, seed, std):
     d = cfg.n_embd
     shapes = {"wte.weight": (cfg.vocab_size, d), "wpe.weight": (cfg.n_ctx, d),
               "ln_f.weight": (d,), "ln_f.bias": (d,)}
-    per = {"ln_1.weight": (d,), "ln_1.bias": (d,), "attn.c_attn.weight": (d, 3 * d),
-           "attn.c_attn.bias": (3 * d,), "attn.c_proj.weight": (d, d), "attn.c_proj.bias": (d,),
-           "ln_2.weight": (d,), "ln_2.bias": (d,), "mlp.c_fc.weight": (d, 4 * d),
-           "mlp.c_fc.bias": (4 * d,), "mlp.c_proj.weight": (4 * d, d), "mlp.c_proj.bias": (d,)}
     for i in range(cfg.n_layer):
-        for n, s in per.items():
+        for n, s in layer_weight_shapes(d).items():
             shapes[f"h.{i}.{n}"] = s
     w = {}
     for name in weight_names(cfg):
@@ -123,11 +125,8 @@ class StaticDecoder:
         self.out = torch.zeros(batch, T, dtype=torch.long, device=dev)
         self.scale = 1.0 / math.sqrt(hd)
         self.mask_value = -1e9
-        self.layers = [[w[f"h.{i}.{n}"] for n in (
-            "ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias",
-            "attn.c_proj.weight", "attn.c_proj.bias", "ln_2.weight", "ln_2.bias",
-            "mlp.c_fc.weight", "mlp.c_fc.bias", "mlp.c_proj.weight", "mlp.c_proj.bias")]
-            for i in range(L)]
+        self.layers = [[w[f"h.{i}.{n}"] for n in layer_weight_shapes(cfg.n_embd)]
+                       for i in range(L)]
 
     def reset(self):
         self.k.zero_()

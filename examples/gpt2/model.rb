@@ -53,18 +53,24 @@ module GPT2
 
   # Every tensor of a GPT-2 checkpoint for `config`, in Hugging Face's
   # names, with its shape.
+  # A layer's weights, in the order Model#block takes them, with their
+  # shapes for a width of d.
+  def layer_weight_shapes(d)
+    {
+      "ln_1.weight" => [d], "ln_1.bias" => [d],
+      "attn.c_attn.weight" => [d, 3 * d], "attn.c_attn.bias" => [3 * d],
+      "attn.c_proj.weight" => [d, d], "attn.c_proj.bias" => [d],
+      "ln_2.weight" => [d], "ln_2.bias" => [d],
+      "mlp.c_fc.weight" => [d, 4 * d], "mlp.c_fc.bias" => [4 * d],
+      "mlp.c_proj.weight" => [4 * d, d], "mlp.c_proj.bias" => [d]
+    }
+  end
+
   def weight_shapes(config)
     d = config.n_embd
     shapes = { "wte.weight" => [config.vocab_size, d], "wpe.weight" => [config.n_ctx, d] }
     config.n_layer.times do |i|
-      {
-        "ln_1.weight" => [d], "ln_1.bias" => [d],
-        "attn.c_attn.weight" => [d, 3 * d], "attn.c_attn.bias" => [3 * d],
-        "attn.c_proj.weight" => [d, d], "attn.c_proj.bias" => [d],
-        "ln_2.weight" => [d], "ln_2.bias" => [d],
-        "mlp.c_fc.weight" => [d, 4 * d], "mlp.c_fc.bias" => [4 * d],
-        "mlp.c_proj.weight" => [4 * d, d], "mlp.c_proj.bias" => [d]
-      }.each { |name, shape| shapes["h.#{i}.#{name}"] = shape }
+      layer_weight_shapes(d).each { |name, shape| shapes["h.#{i}.#{name}"] = shape }
     end
     shapes["ln_f.weight"] = [d]
     shapes["ln_f.bias"] = [d]
@@ -156,11 +162,8 @@ module GPT2
       # transpose flag: no copy).
       @head = (w["lm_head.weight"] || @wte).transpose
       @ln_f = [w["ln_f.weight"], w["ln_f.bias"]]
-      @layers = Array.new(config.n_layer) do |i|
-        %w[ln_1.weight ln_1.bias attn.c_attn.weight attn.c_attn.bias attn.c_proj.weight
-           attn.c_proj.bias ln_2.weight ln_2.bias mlp.c_fc.weight mlp.c_fc.bias
-           mlp.c_proj.weight mlp.c_proj.bias].map { |n| w["h.#{i}.#{n}"] }
-      end
+      names = GPT2.layer_weight_shapes(config.n_embd).keys
+      @layers = Array.new(config.n_layer) { |i| names.map { |n| w["h.#{i}.#{n}"] } }
       @positions = Cumo::Int32.new(config.n_ctx).seq
       @scale = 1.0 / Math.sqrt(config.head_dim)
       # A masked score is this far down: exp of it is 0 after the row's max
