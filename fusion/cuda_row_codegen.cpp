@@ -18,8 +18,6 @@ namespace cumo::cudagen {
 
 namespace {
 
-/// Threads of a block in the warp-per-row layout: eight rows a block.
-constexpr uint32_t kRowsBlock = 256;
 constexpr uint32_t kMaxRowBlock = 1024;
 
 RowLayout layoutOf(const Kernel &k) {
@@ -209,10 +207,7 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
   os += "  }\n}\n";
 }
 
-LaunchConfig rowLaunch(const Kernel &k, const DeviceModel &model) {
-  RowLayout l = layoutOf(k);
-  int64_t n = k.operandShapes[0].back();
-  int64_t rows = n ? k.domainSize() / n : 0;
+LaunchConfig launchRows(const RowLayout &l, int64_t rows, const DeviceModel &model) {
   int64_t cap = int64_t(std::max(model.smCount, 1)) * 32;
   LaunchConfig c;
   if (l.warpPerRow()) {
@@ -224,6 +219,11 @@ LaunchConfig rowLaunch(const Kernel &k, const DeviceModel &model) {
     c.grid = uint32_t(std::min<int64_t>(rows, cap));
   }
   return c;
+}
+
+LaunchConfig rowLaunch(const Kernel &k, const DeviceModel &model) {
+  int64_t n = k.operandShapes[0].back();
+  return launchRows(layoutOf(k), n ? k.domainSize() / n : 0, model);
 }
 
 } // namespace cumo::cudagen

@@ -3,13 +3,22 @@
 #pragma once
 
 #include "fusion/cuda_kernel_shape.h"
+#include "ops/row_layout.h"
 
 namespace cumo::cudagen {
+
+/// Threads of a block in the warp-per-row layout: eight rows a block.
+constexpr uint32_t kRowsBlock = 256;
 
 bool isRowOp(OpKind op);
 /// Fills the row fields of `s` (the layout, the accumulator, vector loads).
 void analyzeRow(const Kernel &k, KernelShape &s);
 void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &os);
 LaunchConfig rowLaunch(const Kernel &k, const DeviceModel &model);
+/// The launch of `rows` rows laid out as `l`: eight rows a block of 256
+/// threads in the warp layout, else a block of l.lanes threads a row;
+/// rows past the grid's cap loop. (The row programs of
+/// cuda_rowwise_codegen.cpp launch the same way.)
+LaunchConfig launchRows(const RowLayout &l, int64_t rows, const DeviceModel &model);
 
 } // namespace cumo::cudagen

@@ -15,6 +15,7 @@
 // Element j of a row is taken by lane (j / G) % L, which folds its groups in
 // order: the order the CPU reference folds in.
 #include "fusion/cuda_kernel_shape.h"
+#include "fusion/cuda_row_codegen.h"
 
 #include "llvm/Support/ErrorHandling.h"
 
@@ -25,11 +26,8 @@ namespace cumo::cudagen {
 
 namespace {
 
-/// Threads of a block in the warp-per-row layout: eight rows a block.
-constexpr uint32_t kWarpLayoutBlock = 256;
-constexpr uint32_t kRowsPerWarpBlock = kWarpLayoutBlock / kWarpSize;
-/// Blocks per SM the grid is capped at (rows beyond it loop).
-constexpr int64_t kRowBlocksPerSm = 32;
+/// Rows a block takes in the warp-per-row layout (launchRows).
+constexpr uint32_t kRowsPerWarpBlock = kRowsBlock / kWarpSize;
 
 /// Where each value of the program is computed.
 struct ValuePlan {
@@ -262,26 +260,15 @@ void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::strin
   emitRowLoop(s, body, os);
   os += "  }\n}\n\n";
 
-  uint32_t block = s.rowWarp ? kWarpLayoutBlock : uint32_t(s.rowLanes);
+  uint32_t block = s.rowWarp ? kRowsBlock : uint32_t(s.rowLanes);
   emitEntryHead(entry, os, block, /*minBlocks=*/0);
   emitIndexDispatch("cumo_loop", "P", os);
   os += "}\n";
 }
 
 LaunchConfig rowwiseLaunch(const Kernel &k, const DeviceModel &model) {
-  RowLayout l = rowProgram(k).layout;
   int64_t n = k.domain.back();
-  int64_t rows = n ? k.domainSize() / n : 0;
-  int64_t cap = int64_t(std::max(model.smCount, 1)) * kRowBlocksPerSm;
-  LaunchConfig c;
-  if (l.warpPerRow()) {
-    c.block = kWarpLayoutBlock;
-    c.grid = uint32_t(std::min<int64_t>((rows + kRowsPerWarpBlock - 1) / kRowsPerWarpBlock, cap));
-  } else {
-    c.block = uint32_t(l.lanes);
-    c.grid = uint32_t(std::min<int64_t>(rows, cap));
-  }
-  return c;
+  return launchRows(rowProgram(k).layout, n ? k.domainSize() / n : 0, model);
 }
 
 } // namespace cumo::cudagen
