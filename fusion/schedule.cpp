@@ -121,8 +121,9 @@ public:
   /// An elementwise input of a row group that Ruby holds (a temporary the
   /// GC has not collected yet, `x * x` before its mean) and that only the
   /// group reads is stored by the group's kernel rather than by one of its
-  /// own: it joins the group.
-  void adoptHeldInputs(llvm::MutableArrayRef<RowGroup> groups);
+  /// own: it joins the group. `readers[i]` lists the nodes that read node i.
+  void adoptHeldInputs(llvm::MutableArrayRef<RowGroup> groups,
+                       llvm::ArrayRef<llvm::SmallVector<uint32_t, 2>> readers);
 
 private:
   struct PlacedGroup {
@@ -338,7 +339,13 @@ void Scheduler::applyRowGroups() {
   for (size_t g = 0; g < found.size(); ++g)
     for (uint32_t m : found[g].members)
       s_.facts[m].rowGroup = int(g);
-  adoptHeldInputs(found);
+  // Who reads each node.
+  llvm::SmallVector<llvm::SmallVector<uint32_t, 2>, 16> readers(s_.nodes.size());
+  for (uint32_t i = 0; i < s_.nodes.size(); ++i)
+    for (const NodeRef &in : s_.nodes[i]->inputs())
+      if (auto it = s_.index.find(in.get()); it != s_.index.end())
+        readers[it->second].push_back(i);
+  adoptHeldInputs(found, readers);
   auto inGroup = [&](const Node *x, size_t g) {
     auto it = s_.index.find(x);
     return it != s_.index.end() && s_.facts[it->second].rowGroup == int(g);
@@ -346,12 +353,11 @@ void Scheduler::applyRowGroups() {
   // Which members something outside their group reads. A view read from
   // outside is inlined there, so what it views needs the buffer.
   llvm::SmallVector<bool, 16> readOutside(s_.nodes.size(), false);
-  for (uint32_t i = 0; i < s_.nodes.size(); ++i)
-    for (const NodeRef &in : s_.nodes[i]->inputs())
-      if (auto it = s_.index.find(in.get());
-          it != s_.index.end() && s_.facts[it->second].rowGroup >= 0 &&
-          s_.facts[it->second].rowGroup != s_.facts[i].rowGroup)
-        readOutside[it->second] = true;
+  for (uint32_t x = 0; x < s_.nodes.size(); ++x)
+    readOutside[x] = s_.facts[x].rowGroup >= 0 &&
+                     llvm::any_of(readers[x], [&](uint32_t r) {
+                       return s_.facts[r].rowGroup != s_.facts[x].rowGroup;
+                     });
   for (uint32_t i = s_.nodes.size(); i-- > 0;) {
     const Node *n = s_.nodes[i].get();
     if (readOutside[i] && s_.facts[i].rowGroup >= 0 && isViewLike(n) &&
@@ -403,13 +409,9 @@ void Scheduler::applyRowGroups() {
   }
 }
 
-void Scheduler::adoptHeldInputs(llvm::MutableArrayRef<RowGroup> groups) {
-  // Who reads each node.
-  llvm::SmallVector<llvm::SmallVector<uint32_t, 2>, 16> readers(s_.nodes.size());
-  for (uint32_t i = 0; i < s_.nodes.size(); ++i)
-    for (const NodeRef &in : s_.nodes[i]->inputs())
-      if (auto it = s_.index.find(in.get()); it != s_.index.end())
-        readers[it->second].push_back(i);
+void Scheduler::adoptHeldInputs(
+    llvm::MutableArrayRef<RowGroup> groups,
+    llvm::ArrayRef<llvm::SmallVector<uint32_t, 2>> readers) {
   for (size_t g = 0; g < groups.size(); ++g) {
     RowGroup &rg = groups[g];
     for (bool grew = true; grew;) {
