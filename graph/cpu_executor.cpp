@@ -54,6 +54,16 @@ void convertTile(DType from, const void *src, DType to, void *dst, int64_t n) {
   });
 }
 
+/// A fold's last step before it is stored: mean divides by the elements it
+/// folded, quantize_scale by the int8 grid's levels; the rest stand.
+template <class A> A finishFold(OpKind op, A total, int64_t count) {
+  if (op == OpKind::Mean)
+    return cumo_ops::div(total, ref::convert<A>((long long)count));
+  if (op == OpKind::QuantizeScale)
+    return cumo_ops::div(total, ref::convert<A>((long long)kQuantizeLevels));
+  return total;
+}
+
 class KernelRun {
 public:
   KernelRun(const Kernel &k, llvm::ArrayRef<Ref<Buffer>> buffers,
@@ -146,10 +156,7 @@ private:
     }
     A total = layout.warpPerRow() ? warpTree(lanes.data(), op)
                                   : blockTree(lanes.data(), layout.lanes, identity, op);
-    if (v.op == OpKind::Mean)
-      total = cumo_ops::div(total, ref::convert<A>((long long)n));
-    if (v.op == OpKind::QuantizeScale)
-      total = cumo_ops::div(total, ref::convert<A>((long long)kQuantizeLevels));
+    total = finishFold(v.op, total, n);
     convertTile(v.accumulator, &total, v.dtype, rowValue_[id].data(), 1);
   }
 
@@ -501,20 +508,11 @@ private:
       dispatchDType(r.accumulator, [&]<DType D, class A>() {
         foldSlots(r, reinterpret_cast<A *>(acc_[i].data()), outputs);
       });
-      if (r.op == OpKind::Mean) {
-        dispatchDType(r.accumulator, [&]<DType D, class A>() {
-          A *acc = reinterpret_cast<A *>(acc_[i].data());
-          for (int64_t o = 0; o < outputs; ++o)
-            acc[o] = cumo_ops::div(acc[o], ref::convert<A>((long long)r.count));
-        });
-      }
-      if (r.op == OpKind::QuantizeScale) {
-        dispatchDType(r.accumulator, [&]<DType D, class A>() {
-          A *acc = reinterpret_cast<A *>(acc_[i].data());
-          for (int64_t o = 0; o < outputs; ++o)
-            acc[o] = cumo_ops::div(acc[o], ref::convert<A>((long long)kQuantizeLevels));
-        });
-      }
+      dispatchDType(r.accumulator, [&]<DType D, class A>() {
+        A *acc = reinterpret_cast<A *>(acc_[i].data());
+        for (int64_t o = 0; o < outputs; ++o)
+          acc[o] = finishFold(r.op, acc[o], r.count);
+      });
       convertTile(r.accumulator, acc_[i].data(), r.dtype,
                   buffers_[r.buffer]->data(), outputs);
     }
