@@ -305,6 +305,11 @@ std::string reduceStepExpr(OpKind op, const std::string &a,
                            const std::string &b);
 /// The functor type that applies reduceStepExpr (for shuffles).
 llvm::StringRef reduceFunctor(OpKind op);
+/// A fold's last step as a C expression: `total` (in `accumulator`)
+/// divided by `count` for a mean, by the int8 grid's levels for
+/// quantize_scale; `total` itself otherwise.
+std::string foldFinishExpr(OpKind op, DType accumulator, const std::string &total,
+                           const std::string &count);
 /// The identity of `op` in accumulator dtype `acc`, as a C expression.
 std::string reduceIdentityExpr(OpKind op, DType acc);
 

@@ -271,6 +271,19 @@ __device__ __forceinline__ A block_reduce(A v, Op op, A identity, A *smem) {
 )";
 }
 
+std::string foldFinishExpr(OpKind op, DType accumulator, const std::string &total,
+                           const std::string &count) {
+  std::string a = cType(accumulator).str();
+  if (op == OpKind::Mean)
+    return "cumo_ops::div(" + total + ", " +
+           (isComplex(accumulator) ? convertExpr(DType::Int64, accumulator, count)
+                                   : "(" + a + ")" + count) +
+           ")";
+  if (op == OpKind::QuantizeScale)
+    return "cumo_ops::div(" + total + ", (" + a + ")" + std::to_string(kQuantizeLevels) + ")";
+  return total;
+}
+
 namespace {
 
 /// Mean's division (QuantizeScale's by 127), then the conversion to the stored dtype (the CPU's
@@ -280,15 +293,7 @@ void emitFinish(const KernelShape &s, size_t i, const std::string &acc,
   const ReduceShape &r = s.reduces[i];
   std::string a = cType(r.accumulator).str();
   std::string rd = "P.rd" + std::to_string(i);
-  std::string x = acc;
-  if (r.op == OpKind::Mean)
-    x = "cumo_ops::div(" + acc + ", " +
-        (isComplex(r.accumulator)
-             ? convertExpr(DType::Int64, r.accumulator, rd + "_count")
-             : "(" + a + ")" + rd + "_count") +
-        ")";
-  if (r.op == OpKind::QuantizeScale)
-    x = "cumo_ops::div(" + acc + ", (" + a + ")" + std::to_string(kQuantizeLevels) + ")";
+  std::string x = foldFinishExpr(r.op, r.accumulator, acc, rd + "_count");
   line(os, indent, "{");
   line(os, indent + 2, "const " + a + " m = " + x + ";");
   line(os, indent + 2, rd + "[" + o + "] = " + castExpr(r.accumulator, r.dtype, "m") +

@@ -196,12 +196,7 @@ void emitFold(const KernelShape &s, const ValuePlan &p, uint32_t id, bool cached
     os += "    if (threadIdx.x == 0) " + red + "[0] = " + acc + ";\n";
     os += "    __syncthreads();\n    " + acc + " = " + red + "[0];\n    __syncthreads();\n";
   }
-  std::string total = acc;
-  if (v.op == OpKind::Mean)
-    total = "cumo_ops::div(" + acc + ", " + convertExpr(DType::Int64, v.accumulator, "(long long)n") +
-            ")";
-  if (v.op == OpKind::QuantizeScale)
-    total = "cumo_ops::div(" + acc + ", (" + a + ")" + std::to_string(kQuantizeLevels) + ")";
+  std::string total = foldFinishExpr(v.op, v.accumulator, acc, "n");
   os += "    const " + cType(v.dtype).str() + " " + valueName(id) + " = " +
         castExpr(v.accumulator, v.dtype, total) + ";\n";
 }
