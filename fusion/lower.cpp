@@ -62,6 +62,12 @@ public:
       }
       plan_.buffers.push_back(std::move(b));
     }
+    for (uint32_t i = 0; i < s_.nodes.size(); ++i)
+      if (s_.facts[i].aliasesInput && !s_.facts[i].buffered) {
+        plan_.aliasNodes.push_back(s_.nodes[i]);
+        plan_.aliasBuffers.push_back(
+            nodeBuffer_.lookup(s_.bufferOwner(s_.nodes[i]->input(0))));
+      }
     for (const Schedule::KernelSlot &slot : s_.kernels)
       plan_.kernels.push_back(lowerKernel(slot));
     // A rider whose Update no kernel computed is stored by a kernel of its
@@ -94,6 +100,9 @@ private:
         for (const Store &st : k.stores)
           required[st.buffer] = true;
     }
+    // A held reshape will view it.
+    for (uint32_t b : plan_.aliasBuffers)
+      required[b] = true;
     for (size_t b = 0; b < plan_.buffers.size(); ++b)
       plan_.buffers[b].optional =
           plan_.buffers[b].role == PlanBuffer::Role::Output && !required[b];
@@ -252,6 +261,8 @@ uint32_t Lowering::loadFlat(const Node *x, const Layout &flat, int32_t basis,
     return addLoad(inputBuffer(x), x->dtype(), basis, flat.strides,
                    base + flat.offset, map);
   }
+  if (const Node *owner = s_.bufferOwner(x); owner != x)
+    return loadFlat(owner, flat, basis, map); // the same row-major order
   auto it = nodeBuffer_.find(x);
   if (it == nodeBuffer_.end())
     throw Error(ErrorKind::Internal, "[fusion] flat view of an unbuffered value");

@@ -56,6 +56,16 @@ bool Schedule::isInlineable(const Node *x, const Facts &f) {
   }
 }
 
+const Node *Schedule::bufferOwner(const Node *x) const {
+  for (;;) {
+    auto it = index.find(x);
+    if (it == index.end() || !facts[it->second].aliasesInput ||
+        facts[it->second].buffered)
+      return x;
+    x = x->input(0);
+  }
+}
+
 int Schedule::inputStage(const Node *x) const {
   auto it = index.find(x);
   if (it == index.end())
@@ -101,9 +111,35 @@ public:
       Schedule::Facts &f = s_.facts[i];
       f.stored = isStored(n);
       analyzeNode(n, f);
-      if (f.stored)
-        requireBuffer(n, f);
+      placeStored(n, f);
     }
+  }
+
+  /// A stored value gets a buffer, or views its input's (aliasesInput).
+  void placeStored(const Node *n, Schedule::Facts &f) {
+    if (!f.stored)
+      return;
+    if (aliasesInput(n))
+      f.aliasesInput = true;
+    else
+      requireBuffer(n, f);
+  }
+
+  /// A stored reshape of a value this plan buffers is the same bytes in
+  /// another shape: rather than a kernel that copies them (one per held
+  /// `(x.dot(w) + b).reshape(...)` of a decode step), the input is stored
+  /// whole and the reshape views its buffer.
+  bool aliasesInput(const Node *n) {
+    if (n->op() != OpKind::Reshape)
+      return false;
+    const Node *x = s_.bufferOwner(n->input(0));
+    if (!s_.contains(x))
+      return false;
+    Schedule::Facts &in = s_.of(x);
+    if (!in.buffered)
+      return false;
+    in.stored = true;
+    return true;
   }
 
   /// Pattern recognition (fusion/row_groups.h): each row group becomes
@@ -208,7 +244,7 @@ private:
       [[fallthrough]];
     case OpCategory::Reshape: {
       // Row-major reinterpretation reads the input's buffer.
-      const Node *x = n->input(0);
+      const Node *x = s_.bufferOwner(n->input(0));
       requireBuffer(x);
       f.viewReadsBuffer = true;
       f.avail = readyOf(x);
@@ -244,8 +280,8 @@ private:
         // kernel).
         if (s_.contains(x) && s_.of(x).viewReadsBuffer && isViewLike(x) &&
             !s_.of(x).buffered) {
-          if (s_.contains(x->input(0)))
-            stage = std::max(stage, readyOf(x->input(0)));
+          if (s_.contains(s_.bufferOwner(x->input(0))))
+            stage = std::max(stage, readyOf(s_.bufferOwner(x->input(0))));
           continue;
         }
         if (s_.contains(x)) {
@@ -449,8 +485,7 @@ void Scheduler::reanalyzeOutside() {
     fresh.stored = f.stored;
     f = fresh;
     analyzeNode(s_.nodes[i].get(), f);
-    if (f.stored)
-      requireBuffer(s_.nodes[i].get(), f);
+    placeStored(s_.nodes[i].get(), f);
   }
 }
 

@@ -33,6 +33,10 @@ struct Schedule {
     bool buffered = false; ///< written to a buffer by the plan
     bool box = false;      ///< Update: its target is a slice a box fits
     bool viewReadsBuffer = false; ///< View: reads its input's buffer
+    /// A stored Reshape that no kernel writes: its input is stored whole
+    /// and the reshape becomes a view of that buffer after the plan runs
+    /// (Plan::aliasNodes). Only while it is not buffered itself.
+    bool aliasesInput = false;
     int avail = 0; ///< stage from which it can be computed inline
     int ready = 0; ///< stage from which its buffer can be read
     int cost = 1;  ///< ops in its inlined expression (capped)
@@ -67,6 +71,10 @@ struct Schedule {
   Facts &of(const Node *n) { return facts[index.find(n)->second]; }
   /// The stage at which a consumer can use input `x` (0 when materialized).
   int inputStage(const Node *x) const;
+  /// The node whose buffer holds `x`'s values in row-major order: `x`, or
+  /// for a reshape that views its input's buffer (Facts::aliasesInput),
+  /// that input's owner.
+  const Node *bufferOwner(const Node *x) const;
   /// Whether `x` is computed inline by the kernels that use it.
   static bool isInlineable(const Node *x, const Facts &f);
 };

@@ -240,6 +240,11 @@ void Engine::flush() {
     if (buffers[buffer] && n->isWrapped())
       n->materialize(buffers[buffer], Layout::contiguous(n->shape()));
   }
+  for (auto [position, buffer] : t->aliases) {
+    Node *n = nodes[position].get();
+    if (buffers[buffer] && n->isWrapped())
+      n->materialize(buffers[buffer], Layout::contiguous(n->shape()));
+  }
   // A plan reads views in place and leaves them pending. One that outlives
   // the flush (the cut fell between it and its consumer) would be a
   // pending node outside the next flush's list, found only by walking the

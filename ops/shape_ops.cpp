@@ -1,5 +1,6 @@
 #include "ops/shape_ops.h"
 
+#include "core/array.h"
 #include "core/error.h"
 #include "core/pending.h"
 #include "ops/record.h"
@@ -54,9 +55,14 @@ Shape resolveShape(llvm::ArrayRef<int64_t> shape, int64_t size, std::string_view
 
 NodeRef reshapeNode(const ArrayHandle &a, llvm::ArrayRef<int64_t> shape) {
   NodeRef v = a.value();
-  // A strided view is copied first: row-major order must be addressable.
-  if (v->isMaterialized() && !v->layout().isContiguous())
+  if (v->isMaterialized()) {
+    // Values that lie in row-major order are read where they lie: the
+    // reshape is a view of the buffer, and costs nothing now or later.
+    if (v->layout().isContiguous())
+      return viewOfNode(v, Layout::contiguous(toShape(shape)));
+    // A strided view is copied first: row-major order must be addressable.
     v = record(OpKind::Copy, v->dtype(), v->shape(), {v});
+  }
   return record(OpKind::Reshape, v->dtype(), shape, {v});
 }
 

@@ -1178,6 +1178,47 @@ TEST_CASE("the disk cache serves a new process and recompiles damaged entries") 
   ::rmdir(root.c_str());
 }
 
+TEST_CASE("compileAll compiles side by side what compileToCubin compiles one by one") {
+  NvrtcCompiler &nvrtc = NvrtcCompiler::get();
+  std::vector<KernelSource> sources;
+  for (OpKind op : {OpKind::Add, OpKind::Mul, OpKind::Sub, OpKind::Div})
+    sources.push_back(generateCuda(chainPlan(3, 2, 1.0, op).kernels[0], h200()));
+  std::vector<std::string> alone;
+  for (const KernelSource &src : sources)
+    alone.push_back(nvrtc.compileToCubin(src, 9, 0));
+  nvrtc.clearMemoryCacheForTesting();
+  const char *old = std::getenv("CUMO_CACHE_DIR");
+  std::string saved = old ? old : "";
+  char tmpl[] = "/tmp/cumo-compile-all-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  setenv("CUMO_CACHE_DIR", tmpl, 1); // an empty disk cache: every one compiles
+  setenv("CUMO_COMPILE_THREADS", "3", 1);
+  Stats before = Stats::get();
+  std::vector<std::string> together = nvrtc.compileAll(sources, 9, 0);
+  CHECK(together == alone);
+  CHECK(Stats::get().nvrtc_compiles == before.nvrtc_compiles + sources.size());
+
+  // The first failure in order is the one raised, with its log; the good
+  // sources around it were compiled all the same.
+  KernelSource bad1{"cumo_broken_one", "extern \"C\" __global__ void cumo_broken_one() { int x = ; }\n"};
+  KernelSource bad2{"cumo_broken_two", "extern \"C\" __global__ void cumo_broken_two() { y; }\n"};
+  std::vector<KernelSource> mixed = {sources[0], bad1, sources[1], bad2};
+  try {
+    nvrtc.compileAll(mixed, 9, 0);
+    FAIL("no error");
+  } catch (const Error &e) {
+    CHECK(e.kind() == ErrorKind::Nvrtc);
+    CHECK(e.message().rfind("[nvrtc] cumo_broken_one: ", 0) == 0);
+  }
+  unsetenv("CUMO_COMPILE_THREADS");
+  if (saved.empty())
+    unsetenv("CUMO_CACHE_DIR");
+  else
+    setenv("CUMO_CACHE_DIR", saved.c_str(), 1);
+  std::string cleanup = std::string("rm -rf ") + tmpl;
+  CHECK(std::system(cleanup.c_str()) == 0);
+}
+
 TEST_CASE("nvrtc: options keep every rounding; errors carry the log") {
   llvm::ArrayRef<const char *> opts = nvrtcOptions();
   auto has = [&](std::string_view o) {

@@ -424,13 +424,36 @@ TEST_CASE("a 0-dim value stored beside an axpy rides in the axpy's kernel") {
   CHECK(storeTo(k, yBuf)->zeroAxes.empty());
 }
 
-TEST_CASE("a flat reshape of a pending value reads its buffer at the next stage") {
+TEST_CASE("a held reshape of a pending value views the value's buffer: no kernel copies it") {
   NoBudgetFlush guard;
   H a = upload(DType::SFloat, {2, 6}, iota(12));
   H twice = wrap(binaryOp(OpKind::Mul, op(*a), op(2.0)));
   NodeRef t = twice->value();
   H r = wrap(reshapeNode(*twice, {3, 4}));
   twice.reset(); // (a * 2).reshape(3, 4): the temporary was collected
+  Plan plan = explain({r.get()});
+  REQUIRE(plan.kernels.size() == 1);
+  int tBuf = bufferOf(plan, t.get());
+  REQUIRE(tBuf >= 0);
+  // The value is stored whole, for the reshape to view, and not optional.
+  CHECK(plan.buffers[tBuf].role == PlanBuffer::Role::Output);
+  CHECK_FALSE(plan.buffers[tBuf].optional);
+  CHECK(writerOf(plan, tBuf) == 0);
+  CHECK(bufferOf(plan, r->value().get()) < 0);
+  REQUIRE(plan.aliasNodes.size() == 1);
+  CHECK(plan.aliasNodes[0].get() == r->value().get());
+  CHECK(plan.aliasBuffers[0] == uint32_t(tBuf));
+}
+
+TEST_CASE("a reshape read by a later elementwise op reads its input's buffer at the next stage") {
+  NoBudgetFlush guard;
+  H a = upload(DType::SFloat, {2, 6}, iota(12));
+  H twice = wrap(binaryOp(OpKind::Mul, op(*a), op(2.0)));
+  NodeRef t = twice->value();
+  H reshaped = wrap(reshapeNode(*twice, {3, 4}));
+  H r = wrap(binaryOp(OpKind::Add, op(*reshaped), op(1.0)));
+  twice.reset(); // neither temporary is held any more
+  reshaped.reset();
   Plan plan = explain({r.get()});
   REQUIRE(plan.kernels.size() == 2);
   int tBuf = bufferOf(plan, t.get());
@@ -440,6 +463,7 @@ TEST_CASE("a flat reshape of a pending value reads its buffer at the next stage"
   CHECK(plan.kernels[1].stage > plan.kernels[0].stage);
   CHECK(plan.kernels[1].domain == Shape({3, 4}));
   CHECK(loadsFrom(plan.kernels[1], tBuf));
+  CHECK(plan.aliasNodes.empty());
 }
 
 TEST_CASE("an opaque op reads a reshape of a pending value from the value's buffer") {

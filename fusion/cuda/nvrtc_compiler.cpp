@@ -17,14 +17,17 @@
 
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -171,6 +174,20 @@ void writeEntry(const std::string &path, const std::string &cubin) {
     ::unlink(tmp.c_str());
 }
 
+std::string archName(int ccMajor, int ccMinor) {
+  return "sm_" + std::to_string(ccMajor) + std::to_string(ccMinor);
+}
+
+/// Threads for compileAll: CUMO_COMPILE_THREADS, else the cores, at most
+/// 16 (NVRTC's memory per compile is a few hundred MB at worst).
+size_t compileThreads() {
+  if (const char *v = std::getenv("CUMO_COMPILE_THREADS"); v && *v)
+    if (long n = std::strtol(v, nullptr, 10); n > 0)
+      return size_t(n);
+  unsigned cores = std::thread::hardware_concurrency();
+  return std::clamp<size_t>(cores, 1, 16);
+}
+
 /// Destroys an NVRTC program on every way out.
 struct ProgramGuard {
   nvrtcProgram prog = nullptr;
@@ -219,8 +236,56 @@ void NvrtcCompiler::clearMemoryCacheForTesting() {
 
 std::string NvrtcCompiler::compileToCubin(const KernelSource &src, int ccMajor,
                                           int ccMinor) {
-  std::string arch = "sm_" + std::to_string(ccMajor) + std::to_string(ccMinor);
+  Found found;
+  std::string cubin = cubinFor(src, archName(ccMajor, ccMinor), found);
+  count(found);
+  return cubin;
+}
+
+std::vector<std::string> NvrtcCompiler::compileAll(llvm::ArrayRef<KernelSource> sources,
+                                                   int ccMajor, int ccMinor) {
+  std::string arch = archName(ccMajor, ccMinor);
+  size_t n = sources.size();
+  std::vector<std::string> cubins(n);
+  std::vector<Found> found(n, Found::InMemory);
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < n;) {
+      try {
+        cubins[i] = cubinFor(sources[i], arch, found[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  size_t threads = std::min(n, compileThreads());
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work(); // this thread is one of them
+  for (std::thread &t : pool)
+    t.join();
+  for (size_t i = 0; i < n; ++i)
+    if (!errors[i])
+      count(found[i]);
+  for (size_t i = 0; i < n; ++i)
+    if (errors[i])
+      std::rethrow_exception(errors[i]);
+  return cubins;
+}
+
+void NvrtcCompiler::count(Found found) {
+  if (found == Found::OnDisk)
+    ++Stats::get().disk_cache_hits;
+  else if (found == Found::Compiled)
+    ++Stats::get().nvrtc_compiles;
+}
+
+std::string NvrtcCompiler::cubinFor(const KernelSource &src, const std::string &arch,
+                                    Found &found) {
   std::string memoryKey = arch + '\0' + src.entry + '\0' + src.source;
+  found = Found::InMemory;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = memory_.find(memoryKey);
@@ -233,9 +298,10 @@ std::string NvrtcCompiler::compileToCubin(const KernelSource &src, int ccMajor,
   std::string path = dir.empty() ? "" : dir + "/" + diskKey(src, arch) + ".cubin";
   std::string cubin;
   if (!path.empty() && readEntry(path, cubin)) {
-    ++Stats::get().disk_cache_hits;
+    found = Found::OnDisk;
   } else {
     cubin = compile(src, arch);
+    found = Found::Compiled;
     if (!path.empty())
       writeEntry(path, cubin);
   }
@@ -246,7 +312,6 @@ std::string NvrtcCompiler::compileToCubin(const KernelSource &src, int ccMajor,
 
 std::string NvrtcCompiler::compile(const KernelSource &src,
                                    const std::string &arch) {
-  ++Stats::get().nvrtc_compiles;
   std::string header(portableOpsHeader());
   const char *headers[] = {header.c_str()};
   const char *names[] = {kHeaderName};

@@ -7,9 +7,12 @@
 
 #include "fusion/cuda_codegen.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace cumo {
 
@@ -21,6 +24,14 @@ public:
   /// Error(ErrorKind::Nvrtc) with the compiler log; the caches only ever
   /// hold successful compiles.
   std::string compileToCubin(const KernelSource &src, int ccMajor, int ccMinor);
+
+  /// The cubins of `sources`, in order, compiled on up to
+  /// CUMO_COMPILE_THREADS threads (default: the cores, at most 16). A plan
+  /// of a decode step brings a few hundred new kernels at once, and NVRTC
+  /// spends most of a second on each; they are independent. The first
+  /// source (in order) that fails to compile throws, as compileToCubin.
+  std::vector<std::string> compileAll(llvm::ArrayRef<KernelSource> sources,
+                                      int ccMajor, int ccMinor);
 
   /// The disk cache directory in use: $CUMO_CACHE_DIR, else
   /// ~/.cache/cumo/kernels. Empty when it cannot be used: it could not be
@@ -34,6 +45,13 @@ public:
 
 private:
   NvrtcCompiler() = default;
+  /// What finding one cubin took, counted by the calling thread (Stats
+  /// are not atomic).
+  enum class Found : uint8_t { InMemory, OnDisk, Compiled };
+  /// compileToCubin without touching Stats: safe on any thread.
+  std::string cubinFor(const KernelSource &src, const std::string &arch,
+                       Found &found);
+  static void count(Found found);
   std::string compile(const KernelSource &src, const std::string &arch);
 
   std::mutex mutex_;

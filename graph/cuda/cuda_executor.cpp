@@ -422,6 +422,14 @@ void CudaExecutor::run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) {
   bool hit = false;
   CachedPlan &cp = lookup(plan, keys, launches, active, hit);
   if (!hit) {
+    llvm::SmallVector<const Kernel *, 8> generated;
+    llvm::SmallVector<uint64_t, 8> generatedKeys;
+    for (size_t i = 0; i < active.size(); ++i)
+      if (!CublasMatmul::computes(plan.kernels[active[i]])) {
+        generated.push_back(&plan.kernels[active[i]]);
+        generatedKeys.push_back(keys[i]);
+      }
+    loader_.prefetch(generated, generatedKeys, model);
     for (size_t i = 0; i < active.size(); ++i) {
       const Kernel &k = plan.kernels[active[i]];
       cp.kernels.push_back(CublasMatmul::computes(k) ? nullptr

@@ -7,6 +7,8 @@
 #include "core/device.h"
 #include "fusion/plan.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -28,9 +30,16 @@ class KernelLoader {
 public:
   /// The loaded kernel for `k`'s structure (key from kernelKey).
   const LoadedKernel &get(const Kernel &k, uint64_t key, const DeviceModel &model);
+  /// Loads every kernel of `kernels` (keys alike) not loaded yet, their
+  /// compiles running side by side (NvrtcCompiler::compileAll): a new plan
+  /// asks for all of its kernels at once.
+  void prefetch(llvm::ArrayRef<const Kernel *> kernels, llvm::ArrayRef<uint64_t> keys,
+                const DeviceModel &model);
   size_t size() const { return kernels_.size(); }
 
 private:
+  const LoadedKernel &load(uint64_t key, const std::string &entry, const std::string &cubin);
+
   std::unordered_map<uint64_t, LoadedKernel> kernels_;
 };
 

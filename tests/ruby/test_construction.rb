@@ -263,6 +263,38 @@ class TestConstruction < Minitest::Test
     assert_equal [77.0, 1.0, 2.0], a.to_a[0][0, 3]
   end
 
+  def test_reshape_of_a_settled_array_is_a_copy_to_its_writers
+    # The reshape reads a's buffer where it lies (no kernel), but a write
+    # through either array leaves the other as it was.
+    a = Cumo::SFloat.new(4, 6).seq
+    Cumo.sync
+    b = a.reshape(2, 12)
+    assert_empty Cumo.explain(b).kernels, Cumo.explain(b).to_s
+    b[0, 0] = 99.0
+    a[0, 1] = 55.0
+    assert_equal [99.0, 1.0, 2.0], b.to_a[0][0, 3]
+    assert_equal [0.0, 55.0, 2.0], a.to_a[0][0, 3]
+    assert_equal 23.0, b.aref_cpu(1, 11)
+  end
+
+  def test_a_held_reshape_of_a_computed_value_views_its_buffer
+    a = Cumo::DFloat.new(3, 4).seq
+    Cumo.sync
+    y = a * 2.0 + 1.0
+    z = y.reshape(2, 2, 3)
+    w = z.reshape(12)
+    plan = Cumo.explain(y, z, w)
+    assert_equal 1, plan.kernels.size, plan.to_s
+    want = (0...12).map { |i| i * 2.0 + 1.0 }
+    assert_equal want, w.to_a
+    assert_equal want.each_slice(3).each_slice(2).to_a, z.to_a
+    assert_equal want.each_slice(4).to_a, y.to_a
+    # y alone was not held: the reshapes still read it.
+    t = (a - 1.0).reshape(4, 3)
+    assert_equal 1, Cumo.explain(t).kernels.size
+    assert_equal (0...12).map { |i| i - 1.0 }.each_slice(3).to_a, t.to_a
+  end
+
   def test_reshape_answers_the_new_shape
     a = Cumo::DFloat.new(2, 3).seq
     b = a.reshape(3, 2)
