@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/free_list.h"
+#include "core/ref_counted.h"
 
 #include "llvm/ADT/IntrusiveRefCntPtr.h"
 
@@ -14,7 +15,7 @@ template <class T> using Ref = llvm::IntrusiveRefCntPtr<T>;
 
 class MemoryPool;
 
-class Buffer : public llvm::RefCountedBase<Buffer> {
+class Buffer : public RefCounted<Buffer> {
 public:
   Buffer(MemoryPool *pool, void *ptr, size_t bytes, bool internal = false)
       : pool_(pool), ptr_(ptr), bytes_(bytes), internal_(internal) {}

@@ -41,7 +41,7 @@ struct NodeExtra {
   CUMO_FREE_LIST_ALLOCATED(NodeExtra)
 };
 
-class Node : public llvm::RefCountedBase<Node> {
+class Node : public RefCounted<Node> {
 public:
   enum class State : uint8_t { Pending, Materialized };
 

@@ -280,7 +280,8 @@ uint64_t hashShape(const KernelShape &s) {
   h.add(uint64_t(s.kind));
   h.add(uint64_t(s.rank));
   h.add(uint64_t(s.strategy));
-  h.add(uint64_t(s.checksDivision) | uint64_t(s.checksIndex) << 1);
+  h.add(uint64_t(s.checksDivision) | uint64_t(s.checksIndex) << 1 |
+        uint64_t(s.distinctPositions) << 2);
   h.add(s.bases.size());
   for (const BasisShape &b : s.bases) {
     h.add(uint64_t(b.parent));

@@ -152,6 +152,9 @@ struct KernelShape {
   /// position out of range sets a bit in the error word too, and a write
   /// resolves repeated positions itself.
   bool checksIndex = false;
+  /// An index write whose positions cannot repeat (positionsAreDistinct):
+  /// no thread looks for a later write of its position.
+  bool distinctPositions = false;
   /// Opaque kernels: the op, its operands' dtypes and ranks, the result's
   /// dtype, and its structural attributes (a scan over every element, or
   /// along an axis).

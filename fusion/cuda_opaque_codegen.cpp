@@ -258,7 +258,9 @@ void emitGather(const KernelShape &s, const std::string &entry, std::string &os)
 /// write of 100,000 selections at device positions takes up to 5e9
 /// (milliseconds, by estimate: not measured). A sort, or a claim word per
 /// element of the array, would bring that to m log m or m, at the cost of
-/// more kernels or memory for every write.
+/// more kernels or memory for every write. Where the selection cannot name a
+/// position twice (decode's `cache[true, true, pos, true] = kv`: ranges and
+/// a one-element index), there is nothing to look for.
 void emitIndexWrite(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kScanBlock) +
         ") " + entry + "(const unsigned char *__restrict__ params) {\n";
@@ -275,7 +277,7 @@ void emitIndexWrite(const KernelShape &s, const std::string &entry, std::string 
   if (s.checksIndex)
     emitFlagIndex(os);
   os += "      continue;\n    }\n";
-  if (s.checksIndex) {
+  if (s.checksIndex && !s.distinctPositions) {
     os += "    bool later = false;\n";
     os += "    for (long long k = m - 1; k > j && !later; --k)\n";
     os += "      later = tab0(k) == p;\n";
@@ -309,6 +311,7 @@ KernelShape analyzeOpaque(const Kernel &k) {
     // The integer attribute says the table was computed on the device
     // (ops/fancy_index.h, readsDeviceTable).
     s.checksIndex = !k.opaqueInts.empty() && k.opaqueInts[0] != 0;
+    s.distinctPositions = k.opaqueInts.size() > 1 && k.opaqueInts[1] != 0;
     return s;
   case OpKind::MatMul:
     if (isSmallProduct(k))

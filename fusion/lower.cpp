@@ -55,6 +55,11 @@ public:
       b.dtype = n->dtype();
       b.elements = n->size();
       b.node = s_.nodes[i];
+      if (f.inPlace) {
+        // Its memory is the base's: an Output, never arena space.
+        b.role = PlanBuffer::Role::Output;
+        b.donor = int32_t(inputBuffer(n->input(0)));
+      }
       nodeBuffer_[n] = uint32_t(plan_.buffers.size());
       if (f.stored) {
         plan_.storedNodes.push_back(s_.nodes[i]);

@@ -40,6 +40,9 @@ struct PlanBuffer {
   /// the flush gives it no memory and its kernels skip the writes (their
   /// stores of it are Store::optional).
   bool optional = false;
+  /// Output or Temp of an in-place index write: the memory is that of this
+  /// Input buffer (the write's base), not a new allocation.
+  int32_t donor = -1;
 };
 
 /// The coordinates a value is computed at. Basis 0 is the kernel's domain.

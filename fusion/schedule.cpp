@@ -27,6 +27,16 @@ bool isFullReduction(const Node *n) {
 }
 } // namespace
 
+bool canWriteInPlace(const Node &n) {
+  if (n.op() != OpKind::IndexWrite || n.size() == 0)
+    return false;
+  const Node &base = *n.input(0);
+  return base.isMaterialized() && base.useCount() == 1 && base.buffer() &&
+         base.buffer()->useCount() == 1 && !base.buffer()->internal() &&
+         base.layout().isWhole(base.size()) && base.dtype() == n.dtype() &&
+         base.buffer()->bytes() >= n.bytes();
+}
+
 bool updateIsBox(const Node *u) {
   const Layout &target = u->extra().target;
   auto m = layoutAsAffine(target, u->shape());
@@ -483,6 +493,7 @@ void Scheduler::reanalyzeOutside() {
       continue;
     Schedule::Facts fresh;
     fresh.stored = f.stored;
+    fresh.inPlace = f.inPlace;
     f = fresh;
     analyzeNode(s_.nodes[i].get(), f);
     placeStored(s_.nodes[i].get(), f);
@@ -520,10 +531,13 @@ void Scheduler::group() {
       continue;
     }
     if (n->op() == OpKind::IndexWrite) {
-      // The base copied at `avail`, the selected elements written over it.
-      wants.push_back({i, f.avail, toShape(n->shape()), false});
+      // The base copied at `avail`, the selected elements written over it;
+      // or, in place, over the base itself.
+      if (!f.inPlace)
+        wants.push_back({i, f.avail, toShape(n->shape()), false});
       Slot slot{Slot::Kind::Opaque, f.ready - 1, toShape(n->shape()), {i}, ""};
-      slot.why = "writes index-array positions over a copy of its base";
+      slot.why = f.inPlace ? "writes index-array positions into its base's buffer"
+                           : "writes index-array positions over a copy of its base";
       separate.push_back(std::move(slot));
       continue;
     }
@@ -622,12 +636,16 @@ void Scheduler::group() {
 
 Schedule schedule(llvm::ArrayRef<NodeRef> nodes,
                   llvm::function_ref<bool(const Node *)> isStored,
+                  llvm::function_ref<bool(const Node *)> inPlace,
                   const FusionLimits &limits) {
   Schedule s;
   s.nodes.assign(nodes.begin(), nodes.end());
   s.facts.resize(nodes.size());
-  for (uint32_t i = 0; i < nodes.size(); ++i)
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
     s.index[nodes[i].get()] = i;
+    if (inPlace && nodes[i]->op() == OpKind::IndexWrite)
+      s.facts[i].inPlace = inPlace(nodes[i].get());
+  }
   Scheduler sched(s, limits);
   sched.analyze(isStored);
   sched.applyRowGroups();

@@ -37,6 +37,9 @@ struct Schedule {
     /// and the reshape becomes a view of that buffer after the plan runs
     /// (Plan::aliasNodes). Only while it is not buffered itself.
     bool aliasesInput = false;
+    /// An index write into its base's own buffer (canWriteInPlace): no
+    /// kernel copies the base first.
+    bool inPlace = false;
     int avail = 0; ///< stage from which it can be computed inline
     int ready = 0; ///< stage from which its buffer can be read
     int cost = 1;  ///< ops in its inlined expression (capped)
@@ -85,10 +88,21 @@ void collectPending(llvm::ArrayRef<NodeRef> roots,
                     llvm::SmallVectorImpl<NodeRef> &out);
 
 /// Runs the analysis and grouping passes. `isStored` says which nodes must
-/// be written out (wrapped nodes and the targets of the force).
+/// be written out (wrapped nodes and the targets of the force); `inPlace`,
+/// which index writes take their base's buffer (canWriteInPlace; none when
+/// null). Both are part of a plan's key.
 Schedule schedule(llvm::ArrayRef<NodeRef> nodes,
                   llvm::function_ref<bool(const Node *)> isStored,
+                  llvm::function_ref<bool(const Node *)> inPlace = nullptr,
                   const FusionLimits &limits = FusionLimits());
+
+/// Whether index write `n` can write into its base's buffer rather than a
+/// copy of it: the base is settled, covers its buffer in row-major order,
+/// and nothing but `n` can ever read it (the base node is held by `n`
+/// alone and its buffer by the base alone: no array, view or pending op
+/// sees it). A decode step's KV-cache writes are, from the second step on;
+/// each would otherwise copy the whole cache.
+bool canWriteInPlace(const Node &n);
 
 /// Whether an Update's target is a slice a box basis can invert.
 bool updateIsBox(const Node *update);

@@ -172,24 +172,32 @@ void Engine::flush() {
   std::optional<ProfileScope> planning(std::in_place, &Profile::planNs);
   llvm::SmallVector<NodeRef, 64> nodes;
   uint64_t epoch = collectForFlush(nodes);
-  llvm::BitVector stored(nodes.size());
-  for (uint32_t i = 0; i < nodes.size(); ++i)
+  llvm::BitVector stored(nodes.size()), inPlace(nodes.size());
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i]->isWrapped())
       stored.set(i);
+    if (canWriteInPlace(*nodes[i]))
+      inPlace.set(i);
+  }
 
   // The same structure as an earlier flush runs that flush's plan.
   llvm::SmallVector<const Node *, 16> leaves;
   PlanCache::Keys keys = PlanCache::keys(nodes, epoch, leaves);
   storedSets().settle(keys.structure, stored);
   uint64_t key = PlanCache::withStored(keys.exact, stored);
+  if (inPlace.any())
+    key = PlanCache::withStored(key, inPlace);
   PlanTemplate *t = planCache_.find(key, nodes.size(), leaves.size());
   if (t) {
     ++Stats::get().plan_cache_hits;
   } else {
     ++Stats::get().plan_cache_misses;
-    Schedule s = schedule(nodes, [&](const Node *n) {
-      return n->flushEpoch == epoch && stored.test(n->flushPos);
-    });
+    auto at = [&](const llvm::BitVector &bits) {
+      return [&bits, epoch](const Node *n) {
+        return n->flushEpoch == epoch && bits.test(n->flushPos);
+      };
+    };
+    Schedule s = schedule(nodes, at(stored), at(inPlace));
     Plan fresh = lower(s);
     // Before the template drops its nodes.
     dumper_.dump(
@@ -210,7 +218,7 @@ void Engine::flush() {
     const PlanBuffer &b = plan.buffers[i];
     if (b.role == PlanBuffer::Role::Input)
       buffers[i] = leaves[t->bufferSource[i]]->buffer();
-    else if (b.role == PlanBuffer::Role::Output) {
+    else if (b.role == PlanBuffer::Role::Output && b.donor < 0) {
       bool held = nodes[t->bufferSource[i]]->isWrapped();
       if (b.optional && !held)
         continue; // nobody can read it: no memory, and its writes skip
@@ -223,6 +231,10 @@ void Engine::flush() {
         Stats::get().stored_bytes += bytes;
     }
   }
+  // In-place index writes take their base's memory (an Input, set above).
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (plan.buffers[i].donor >= 0)
+      buffers[i] = buffers[size_t(plan.buffers[i].donor)];
   if (t->firstIntegerDivision >= 0 && !checkDivision_) {
     const Node *n = nodes[t->firstIntegerDivision].get();
     checkDivision_ = true;
@@ -342,9 +354,9 @@ Plan Engine::explain(llvm::ArrayRef<NodeRef> roots) {
   llvm::DenseSet<const Node *> rootSet;
   for (const NodeRef &r : roots)
     rootSet.insert(r.get());
-  Schedule s = schedule(nodes, [&](const Node *n) {
-    return n->isWrapped() || rootSet.count(n) != 0;
-  });
+  Schedule s = schedule(
+      nodes, [&](const Node *n) { return n->isWrapped() || rootSet.count(n) != 0; },
+      [](const Node *n) { return canWriteInPlace(*n); });
   return lower(s);
 }
 

@@ -8,6 +8,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/ErrorHandling.h"
 
+#include <algorithm>
+
 namespace cumo {
 
 namespace {
@@ -76,6 +78,29 @@ NodeRef termNode(const PositionTerm &t, int64_t rank) {
 }
 
 } // namespace
+
+bool positionsAreDistinct(const DevicePositions &p) {
+  for (const PositionTerm &t : p.terms) {
+    switch (t.kind) {
+    case PositionTerm::Kind::Affine:
+      if (t.count > 1 && t.step == 0)
+        return false;
+      break;
+    case PositionTerm::Kind::List: {
+      std::vector<int64_t> v = t.values;
+      std::sort(v.begin(), v.end());
+      if (std::adjacent_find(v.begin(), v.end()) != v.end())
+        return false;
+      break;
+    }
+    case PositionTerm::Kind::Index:
+      if (t.index->size() > 1)
+        return false;
+      break;
+    }
+  }
+  return true;
+}
 
 NodeRef devicePositionTable(const DevicePositions &p, llvm::ArrayRef<int64_t> shape) {
   int64_t rank = int64_t(shape.size());

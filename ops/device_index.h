@@ -51,6 +51,14 @@ struct DevicePositions {
   std::vector<PositionTerm> terms;
 };
 
+/// Whether no two selected elements of `p` can have one position: every
+/// term varies along its own axis of the result, positions along an axis
+/// are within its extent (an index outside it is flagged, not written), so
+/// the sum is distinct unless a term repeats a value along its axis, which
+/// only a list with a repeat or an index array of more than one element
+/// can do (the device's values are not known).
+bool positionsAreDistinct(const DevicePositions &p);
+
 /// Records the Int64 table of `shape` (the selection's) that `p` describes:
 /// the flat row-major position of each selected element, or a value outside
 /// 0 ... size - 1 where an index array's value was out of range.

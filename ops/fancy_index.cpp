@@ -240,6 +240,7 @@ NodeRef indexWriteOp(const ArrayHandle &a, const Selection &sel, const NodeRef &
     NodeRef table = devicePositionTable(sel.device, sel.shape);
     NodeRef n = record(OpKind::IndexWrite, a.dtype(), a.shape(), {base, table, values});
     markDeviceTable(*n);
+    n->extra().axes.push_back(positionsAreDistinct(sel.device) ? 1 : 0);
     return n;
   }
   // The last write of a position wins, as Numo's loop writes: the host

@@ -6,6 +6,7 @@
 // plan depends on no index value.
 #include "core/device.h"
 #include "core/stats.h"
+#include "ops/device_index.h"
 #include "ops/fancy_index.h"
 #include "ops/portable_ops.h"
 
@@ -161,6 +162,82 @@ TEST_CASE("writes at device positions: the last write of a position wins") {
   H x = upload(DType::Int32, {3}, values<int64_t>({7, 8, 9}));
   write(*b, {hostList({0, 0, 3})}, *x);
   CHECK(read<int>(*b) == values<int>({8, 1, 2, 9}));
+}
+
+TEST_CASE("a write whose positions cannot repeat says so; one that can does not") {
+  H a = seq(DType::SFloat, {2, 3, 8, 4});
+  auto distinct = [&](std::vector<FancyItem> items) {
+    return positionsAreDistinct(fancySelection(a->shape(), items, "[]=").device);
+  };
+  H pos = upload(DType::Int32, {1}, values<int64_t>({5}));
+  H scalar = upload(DType::Int32, {}, values<int64_t>({5}));
+  H two = upload(DType::Int32, {2}, values<int64_t>({5, 5}));
+  // decode's cache write: ranges and a one-element index
+  CHECK(distinct({item(all()), item(all()), onDevice(*pos), item(all())}));
+  CHECK(distinct({item(at(1)), item(range(0, 2, 2)), onDevice(*scalar), item(all())}));
+  CHECK(distinct({item(all()), hostList({2, 0}), onDevice(*pos), item(at(3))}));
+  // an index of two elements may name one position twice, as may a list
+  CHECK_FALSE(distinct({item(all()), item(all()), onDevice(*two), item(all())}));
+  CHECK_FALSE(distinct({item(all()), hostList({1, 1}), onDevice(*pos), item(all())}));
+  H flat = upload(DType::Int64, {2}, values<int64_t>({3, 3}));
+  CHECK_FALSE(distinct({onDevice(*flat)}));
+}
+
+TEST_CASE("a write into an array nothing else sees goes into its buffer; a seen one is copied") {
+  H a = seq(DType::SFloat, {2, 8, 4});
+  H pos = upload(DType::Int32, {1}, values<int64_t>({3}));
+  H row = upload(DType::SFloat, {2, 1, 4}, values<int64_t>({-1, -2, -3, -4, -5, -6, -7, -8}));
+  read<float>(*a); // settled
+  const void *memory = a->value()->buffer()->data();
+  auto copies = [](const Plan &p) {
+    return llvm::count_if(p.kernels, [](const Kernel &k) {
+      return k.kind == Kernel::Kind::Elementwise && k.domain == Shape({2, 8, 4});
+    });
+  };
+  std::vector<float> want = read<float>(*a);
+  auto written = [&](std::vector<float> w, int64_t p) {
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t c = 0; c < 4; ++c)
+        w[size_t(b * 32 + p * 4 + c)] = -float(b * 4 + c + 1);
+    return w;
+  };
+
+  SUBCASE("in place: no copy, the same memory") {
+    write(*a, {item(all()), onDevice(*pos), item(all())}, *row);
+    // (A plan holds its inputs: one kept alive would keep the write a copy.)
+    CHECK(copies(engine().explain({a->value()})) == 0);
+    Stats before = Stats::get();
+    CHECK(read<float>(*a) == written(want, 3));
+    CHECK(a->value()->buffer()->data() == memory);
+    CHECK(Stats::get().bytes_allocated == before.bytes_allocated);
+  }
+  SUBCASE("a view shares the array's storage: it sees the write, made in place") {
+    H part = view(*a, {range(0, 0), all(), all()});
+    write(*a, {item(all()), onDevice(*pos), item(all())}, *row);
+    CHECK(copies(engine().explain({a->value()})) == 0);
+    CHECK(read<float>(*a) == written(want, 3));
+    std::vector<float> first = written(want, 3);
+    first.resize(32);
+    CHECK(read<float>(*part) == first);
+  }
+  SUBCASE("a reshape shares the old value's buffer: copied, and it keeps the old value") {
+    H flat = wrap(reshapeNode(*a, {64}));
+    write(*a, {item(all()), onDevice(*pos), item(all())}, *row);
+    CHECK(copies(engine().explain({a->value()})) == 1);
+    CHECK(read<float>(*a) == written(want, 3));
+    CHECK(a->value()->buffer()->data() != memory);
+    CHECK(read<float>(*flat) == want);
+  }
+  SUBCASE("a pending reader of the old value recorded before the write: copied") {
+    H twice = wrap(binaryOp(OpKind::Mul, op(*a), op(2.0)));
+    write(*a, {item(all()), onDevice(*pos), item(all())}, *row);
+    CHECK(copies(engine().explain({a->value(), twice->value()})) == 1);
+    CHECK(read<float>(*a) == written(want, 3));
+    std::vector<float> doubled;
+    for (float v : want)
+      doubled.push_back(v * 2);
+    CHECK(read<float>(*twice) == doubled);
+  }
 }
 
 TEST_CASE("a device position out of range raises IndexError at the next read") {
