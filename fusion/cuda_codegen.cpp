@@ -568,6 +568,8 @@ LaunchConfig cudagen::launchFor(const Kernel &k, ReduceStrategy strategy,
 
 size_t scratchBytes(const Kernel &k, const LaunchConfig &launch) {
   using namespace cudagen;
+  if (isSmallProduct(k))
+    return gemvScratchBytes(k, launch);
   if (k.kind != Kernel::Kind::Elementwise || k.reduces.empty())
     return 0;
   llvm::SmallVector<DType, 2> accs;

@@ -45,6 +45,8 @@ bool isSmallProduct(const Kernel &k) {
 
 namespace cudagen {
 
+std::string gemvPartialsBytesExpr(const std::string &acc);
+
 namespace {
 constexpr uint32_t kGemvBlock = 256;
 constexpr uint32_t kGemvSlices = kGemvBlock / kWarpSize;
@@ -109,39 +111,117 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
     os += "    }\n  }\n}\n";
     return;
   }
+  // Thread per column: a block takes 32 columns and one of `splits` equal
+  // runs of k (blockIdx.x = tile + tiles * split), its 8 warps striding
+  // that run. A decode step's weights are (k, n) with n of 768 to 3072:
+  // 24 to 96 column tiles, too few blocks to keep the memory busy, so k is
+  // split until the grid fills the device (gemvLaunch). The warps' partials
+  // fold in order through shared memory; with several splits each block
+  // leaves its partial in scratch, and the last block of a tile to arrive
+  // folds them in split order (deterministic, whichever arrives last) and
+  // rearms the tile's counter for the next launch.
   std::string slices = std::to_string(kGemvSlices);
   os += "  const long long slice = threadIdx.x >> 5;\n";
   os += "  __shared__ " + a + " part[" + slices + "][MR][32];\n";
-  os += "  for (long long tile = blockIdx.x; tile * 32 < N; tile += gridDim.x) {\n";
-  os += "    const long long j = tile * 32 + lane;\n";
-  os += "    " + a + " acc[MR];\n";
-  os += "    #pragma unroll\n    for (int r = 0; r < MR; ++r) acc[r] = (" + a + ")0;\n";
-  os += "    if (j < N) {\n";
-  os += "      const long long bo = P.in1_off + j * b_c;\n";
-  os += "      #pragma unroll 4\n";
-  os += "      for (long long p = slice; p < K; p += " + slices + ") {\n";
+  os += "  __shared__ bool last;\n";
+  os += "  const long long tiles = (N + 31) / 32;\n";
+  os += "  const long long splits = (long long)gridDim.x / tiles;\n";
+  os += "  const long long tile = (long long)blockIdx.x % tiles, split = (long long)blockIdx.x / tiles;\n";
+  os += "  const long long chunk = (K + splits - 1) / splits;\n";
+  os += "  const long long k0 = split * chunk, k1 = min(K, k0 + chunk);\n";
+  os += "  " + a + " *partials = reinterpret_cast<" + a + " *>(P.scratch);\n";
+  os += "  unsigned int *counters = reinterpret_cast<unsigned int *>(P.scratch + " +
+        gemvPartialsBytesExpr(a) + ");\n";
+  os += "  const long long j = tile * 32 + lane;\n";
+  os += "  " + a + " acc[MR];\n";
+  os += "  #pragma unroll\n  for (int r = 0; r < MR; ++r) acc[r] = (" + a + ")0;\n";
+  os += "  if (j < N) {\n";
+  os += "    const long long bo = P.in1_off + j * b_c;\n";
+  os += "    #pragma unroll 4\n";
+  os += "    for (long long p = k0 + slice; p < k1; p += " + slices + ") {\n";
   os += "        const " + a + " bv = " + cast(1, "P.in1[bo + p * b_r]") + ";\n";
   os += step;
-  os += "      }\n    }\n";
-  os += "    #pragma unroll\n    for (int r = 0; r < MR; ++r) part[slice][r][lane] = acc[r];\n";
-  os += "    __syncthreads();\n";
-  os += "    if (slice == 0 && j < N) {\n";
-  os += "      for (int r = 0; r < MR && r < M; ++r) {\n";
-  os += "        " + a + " total = part[0][r][lane];\n";
-  os += "        for (int w = 1; w < " + slices + "; ++w) total = cumo_ops::wadd(total, part[w][r][lane]);\n";
-  os += "        " + write + "\n      }\n    }\n";
-  os += "    __syncthreads();\n  }\n}\n";
+  os += "    }\n  }\n";
+  os += "  #pragma unroll\n  for (int r = 0; r < MR; ++r) part[slice][r][lane] = acc[r];\n";
+  os += "  __syncthreads();\n";
+  os += "  if (slice == 0 && j < N) {\n";
+  os += "    for (int r = 0; r < MR && r < M; ++r) {\n";
+  os += "      " + a + " total = part[0][r][lane];\n";
+  os += "      for (int w = 1; w < " + slices + "; ++w) total = cumo_ops::wadd(total, part[w][r][lane]);\n";
+  os += "      if (splits == 1) { " + write + " }\n";
+  os += "      else partials[(split * M + r) * N + j] = total;\n";
+  os += "    }\n  }\n";
+  os += "  if (splits == 1) return;\n";
+  os += "  __threadfence();\n";
+  os += "  __syncthreads();\n";
+  os += "  if (threadIdx.x == 0) last = atomicAdd(counters + tile, 1u) == (unsigned int)(splits - 1);\n";
+  os += "  __syncthreads();\n";
+  os += "  if (!last) return;\n";
+  os += "  __threadfence();\n";
+  os += "  if (slice == 0 && j < N) {\n";
+  os += "    for (int r = 0; r < MR && r < M; ++r) {\n";
+  os += "      " + a + " total = __ldcg(partials + r * N + j);\n";
+  os += "      for (long long q = 1; q < splits; ++q)\n";
+  os += "        total = cumo_ops::wadd(total, __ldcg(partials + (q * M + r) * N + j));\n";
+  os += "      " + write + "\n";
+  os += "    }\n  }\n";
+  os += "  if (threadIdx.x == 0) counters[tile] = 0u;\n";
+  os += "}\n";
+}
+
+namespace {
+/// The columns of the small operand's product one thread-per-column block
+/// covers, and the smallest run of k worth a split of its own.
+constexpr int64_t kGemvTileColumns = 32;
+constexpr int64_t kGemvMinSplitRows = 4 * int64_t(kGemvSlices);
+/// Blocks per SM the split layout aims for (8 of 256 threads fill one).
+constexpr int64_t kGemvSplitBlocksPerSm = 8;
+
+struct GemvExtents {
+  int64_t m, k, n;
+};
+GemvExtents gemvExtents(const Kernel &k) {
+  const Shape &a = k.operandShapes[0], &b = k.operandShapes[1];
+  return {a.size() == 2 ? a[0] : 1, a.back(), b.size() == 2 ? b[1] : 1};
+}
+bool alongK(const Kernel &k) { return k.loads[k.operandLoads[1]].index.strides[0] == 1; }
+size_t alignTo16(size_t n) { return (n + 15) / 16 * 16; }
+} // namespace
+
+std::string gemvPartialsBytesExpr(const std::string &acc) {
+  // As gemvScratchBytes lays it out: the partials, then the counters.
+  return "((splits * M * N * (long long)sizeof(" + acc + ") + 15) / 16 * 16)";
+}
+
+size_t gemvScratchBytes(const Kernel &k, const LaunchConfig &launch) {
+  if (alongK(k))
+    return 0;
+  GemvExtents e = gemvExtents(k);
+  int64_t tiles = (e.n + kGemvTileColumns - 1) / kGemvTileColumns;
+  int64_t splits = tiles ? int64_t(launch.grid) / tiles : 1;
+  if (splits <= 1)
+    return 0;
+  size_t acc = sizeOf(matmulAccumulator(k.stores[0].dtype));
+  return alignTo16(size_t(splits * e.m * e.n) * acc) + alignTo16(size_t(tiles) * 4);
 }
 
 LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model) {
-  const Shape &b = k.operandShapes[1];
-  int64_t n = b.size() == 2 ? b[1] : 1;
-  bool alongK = k.loads[k.operandLoads[1]].index.strides[0] == 1;
-  int64_t perBlock = alongK ? kGemvBlock / kWarpSize : kWarpSize;
-  int64_t cap = int64_t(std::max(model.smCount, 1)) * kGemvBlocksPerSm;
+  GemvExtents e = gemvExtents(k);
+  int64_t sms = std::max(model.smCount, 1);
   LaunchConfig c;
   c.block = kGemvBlock;
-  c.grid = uint32_t(std::clamp<int64_t>((n + perBlock - 1) / perBlock, 1, cap));
+  if (alongK(k)) {
+    int64_t perBlock = kGemvBlock / kWarpSize;
+    c.grid = uint32_t(std::clamp<int64_t>((e.n + perBlock - 1) / perBlock, 1,
+                                          sms * kGemvBlocksPerSm));
+    return c;
+  }
+  // Every tile of 32 columns once, times the splits of k that fill the
+  // device, each at least kGemvMinSplitRows long.
+  int64_t tiles = std::max<int64_t>((e.n + kGemvTileColumns - 1) / kGemvTileColumns, 1);
+  int64_t want = sms * kGemvSplitBlocksPerSm / tiles;
+  int64_t splits = std::clamp<int64_t>(std::min(want, e.k / kGemvMinSplitRows), 1, 1024);
+  c.grid = uint32_t(tiles * splits);
   return c;
 }
 

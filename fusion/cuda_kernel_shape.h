@@ -355,6 +355,9 @@ void emitStore(const KernelShape &s, size_t i, std::string &os, int indent);
 void analyzeGemv(const Kernel &k, KernelShape &s);
 void emitGemv(const KernelShape &s, const std::string &entry, std::string &os);
 LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model);
+/// The thread-per-column layout's scratch when its launch splits k: every
+/// block's partials, then a counter per column tile (0 when unsplit).
+size_t gemvScratchBytes(const Kernel &k, const LaunchConfig &launch);
 
 // Rowwise kernels (cuda_rowwise_codegen.cpp).
 void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::string &os);

@@ -430,6 +430,8 @@ struct SmallProductCase {
 const SmallProductCase kSmallProducts[] = {
     {0, 77, 45, false}, {1, 77, 45, true}, {3, 100, 33, false}, {8, 64, 130, true},
     {16, 33, 70, false}, {5, 300, 1, true}, {2, 1, 40, false},
+    // decode's shapes: k split over many blocks, folded by the last
+    {1, 3072, 768, false}, {8, 768, 2304, false},
 };
 
 /// A scan of `shape`, read through a reversed view when `reversed`, fed
