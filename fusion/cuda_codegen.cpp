@@ -404,6 +404,89 @@ void emitParamStruct(const KernelShape &s, std::string &os) {
         ", \"parameter block size\");\n\n";
 }
 
+/// The vector loop of an elementwise kernel with s.vector (V) set: each
+/// thread takes two chunks of V consecutive elements a round (as the
+/// scalar loop takes two elements), reads every Linear load of a chunk as
+/// one V-element vector, computes the V elements, and writes every Linear
+/// store as one vector. The elements past the last whole chunk go through
+/// the scalar body. Only launched when every Linear access starts on a
+/// vector boundary (P.vec) and indices are 32-bit.
+void emitVectorLoop(const KernelShape &s, std::string &os) {
+  int32_t v = s.vector;
+  std::string V = std::to_string(v);
+  os += "template <class T> struct alignas(sizeof(T) * " + V + ") cumo_vec { T e[" + V +
+        "]; };\n\n";
+  os += "__device__ __forceinline__ void cumo_vloop(const CumoParams &P) {\n";
+  line(os, 2, "typedef int I;");
+  line(os, 2, "const I stride = (I)gridDim.x * (I)blockDim.x;");
+  line(os, 2, "const I first = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x;");
+  line(os, 2, "const I chunks = (I)P.n / " + V + ";");
+  line(os, 2, "for (I c = first; c < chunks; c += 2 * stride) {");
+  line(os, 4, "const bool has_1 = stride < chunks - c;");
+  line(os, 4, "const I cs[2] = {c, has_1 ? c + stride : c};");
+  // Loads of both chunks first, then the values, then the writes.
+  auto vecName = [](const std::string &what, size_t i, int chunk) {
+    return what + std::to_string(i) + "_v" + std::to_string(chunk);
+  };
+  for (int chunk = 0; chunk < 2; ++chunk)
+    for (size_t i = 0; i < s.loads.size(); ++i) {
+      const LoadShape &l = s.loads[i];
+      if (l.index.cls != AddressClass::Linear)
+        continue;
+      std::string t = cType(l.dtype).str();
+      std::string ld = "ld" + std::to_string(i);
+      line(os, 4, "const cumo_vec<" + t + "> " + vecName("ld", i, chunk) +
+                      " = *reinterpret_cast<const cumo_vec<" + t + "> *>(P." + ld + " + (I)P." +
+                      ld + "_off + cs[" + std::to_string(chunk) + "] * " + V + ");");
+    }
+  for (int chunk = 0; chunk < 2; ++chunk)
+    for (int32_t e = 0; e < v; ++e) {
+      std::string suffix = "_" + std::to_string(chunk) + "_" + std::to_string(e);
+      ElementNames names(suffix.c_str());
+      for (uint32_t id = 0; id < s.values.size(); ++id)
+        emitValue(s, id, os, 4, [&](uint32_t ref) -> std::string {
+          const LoadShape &l = s.loads[ref];
+          if (l.index.cls == AddressClass::Linear)
+            return vecName("ld", ref, chunk) + ".e[" + std::to_string(e) + "]";
+          return "P.ld" + std::to_string(ref) + "[(I)P.ld" + std::to_string(ref) + "_off]";
+        });
+    }
+  for (int chunk = 0; chunk < 2; ++chunk) {
+    int indent = chunk ? 6 : 4;
+    if (chunk)
+      line(os, 4, "if (has_1) {");
+    for (size_t i = 0; i < s.stores.size(); ++i) {
+      const StoreShape &st = s.stores[i];
+      std::string name = "st" + std::to_string(i);
+      std::string t = cType(st.dtype).str();
+      std::string guard = st.optional ? "if (P." + name + ") " : "";
+      std::string at = std::to_string(chunk) + "_";
+      if (st.index.cls == AddressClass::Scalar) {
+        // Every element writes the same place: the last one's value.
+        line(os, indent, guard + "P." + name + "[(I)P." + name + "_off] = v" +
+                             std::to_string(st.value) + "_" + at + std::to_string(v - 1) + ";");
+        continue;
+      }
+      std::string vec = vecName("st", i, chunk);
+      std::string init;
+      for (int32_t e = 0; e < v; ++e)
+        init += (e ? ", " : "") + std::string("v") + std::to_string(st.value) + "_" + at +
+                std::to_string(e);
+      line(os, indent, guard + "*reinterpret_cast<cumo_vec<" + t + "> *>(P." + name + " + (I)P." +
+                           name + "_off + cs[" + std::to_string(chunk) + "] * " + V +
+                           ") = cumo_vec<" + t + ">{{" + init + "}};");
+    }
+    if (chunk)
+      line(os, 4, "}");
+  }
+  line(os, 2, "}");
+  // The tail: elements past the last whole chunk, one a thread.
+  line(os, 2, "for (I idx = chunks * " + V + " + first; idx < (I)P.n; idx += stride) {");
+  emitElementBody(s, os, 4);
+  line(os, 2, "}");
+  os += "}\n\n";
+}
+
 void emitGridStrideEntry(const KernelShape &s, const std::string &entry,
                          std::string &os) {
   std::string accParams, accArgs;
@@ -456,12 +539,20 @@ void emitGridStrideEntry(const KernelShape &s, const std::string &entry,
   line(os, 2, "}");
   line(os, 2, "}");
   os += "}\n\n";
+  if (s.vector)
+    emitVectorLoop(s, os);
 
   emitEntryHead(entry, os);
   for (size_t i = 0; i < s.reduces.size(); ++i) {
     const ReduceShape &r = s.reduces[i];
     line(os, 2, cType(r.accumulator).str() + " acc" + std::to_string(i) +
                     " = " + reduceIdentityExpr(r.op, r.accumulator) + ";");
+  }
+  if (s.vector) {
+    line(os, 2, "if (P.vec && P.narrow) {");
+    line(os, 4, "cumo_vloop(P);");
+    line(os, 4, "return;");
+    line(os, 2, "}");
   }
   emitIndexDispatch("cumo_loop", "P" + accArgs, os);
   if (s.strategy == ReduceStrategy::Grid)

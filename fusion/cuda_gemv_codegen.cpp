@@ -45,8 +45,6 @@ bool isSmallProduct(const Kernel &k) {
 
 namespace cudagen {
 
-std::string gemvPartialsBytesExpr(const std::string &acc);
-
 namespace {
 constexpr uint32_t kGemvBlock = 256;
 constexpr uint32_t kGemvSlices = kGemvBlock / kWarpSize;
@@ -129,9 +127,10 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "  const long long tile = (long long)blockIdx.x % tiles, split = (long long)blockIdx.x / tiles;\n";
   os += "  const long long chunk = (K + splits - 1) / splits;\n";
   os += "  const long long k0 = split * chunk, k1 = min(K, k0 + chunk);\n";
-  os += "  " + a + " *partials = reinterpret_cast<" + a + " *>(P.scratch);\n";
-  os += "  unsigned int *counters = reinterpret_cast<unsigned int *>(P.scratch + " +
-        gemvPartialsBytesExpr(a) + ");\n";
+  // As gemvScratchBytes lays it out: a counter per tile, then the partials.
+  os += "  unsigned int *counters = reinterpret_cast<unsigned int *>(P.scratch);\n";
+  os += "  " + a + " *partials = reinterpret_cast<" + a +
+        " *>(P.scratch + (tiles * 4 + 15) / 16 * 16);\n";
   os += "  const long long j = tile * 32 + lane;\n";
   os += "  " + a + " acc[MR];\n";
   os += "  #pragma unroll\n  for (int r = 0; r < MR; ++r) acc[r] = (" + a + ")0;\n";
@@ -188,11 +187,6 @@ bool alongK(const Kernel &k) { return k.loads[k.operandLoads[1]].index.strides[0
 size_t alignTo16(size_t n) { return (n + 15) / 16 * 16; }
 } // namespace
 
-std::string gemvPartialsBytesExpr(const std::string &acc) {
-  // As gemvScratchBytes lays it out: the partials, then the counters.
-  return "((splits * M * N * (long long)sizeof(" + acc + ") + 15) / 16 * 16)";
-}
-
 size_t gemvScratchBytes(const Kernel &k, const LaunchConfig &launch) {
   if (alongK(k))
     return 0;
@@ -202,7 +196,7 @@ size_t gemvScratchBytes(const Kernel &k, const LaunchConfig &launch) {
   if (splits <= 1)
     return 0;
   size_t acc = sizeOf(matmulAccumulator(k.stores[0].dtype));
-  return alignTo16(size_t(splits * e.m * e.n) * acc) + alignTo16(size_t(tiles) * 4);
+  return alignTo16(size_t(tiles) * 4) + alignTo16(size_t(splits * e.m * e.n) * acc);
 }
 
 LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model) {

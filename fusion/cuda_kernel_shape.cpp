@@ -208,6 +208,7 @@ KernelShape analyzeKernel(const Kernel &k, const DeviceModel &model) {
   switch (k.kind) {
   case Kernel::Kind::Elementwise:
     s.strategy = k.reduces.empty() ? ReduceStrategy::None : ReduceStrategy::Grid;
+    s.vector = vectorWidth(s);
     break;
   case Kernel::Kind::AxisReduce:
     s.strategy = axisStrategy(k);
@@ -274,11 +275,41 @@ void addIndex(Hasher &h, const IndexShape &i) {
 
 } // namespace
 
+int32_t vectorWidth(const KernelShape &s) {
+  if (s.kind != Kernel::Kind::Elementwise || !s.reduces.empty() || s.bases.size() != 1 ||
+      !s.generators.empty())
+    return 0;
+  size_t widest = 0;
+  bool linear = false;
+  auto note = [&](DType t, const IndexShape &i) {
+    if (i.cls == AddressClass::General)
+      return false;
+    if (i.cls == AddressClass::Linear) {
+      linear = true;
+      widest = std::max(widest, sizeOf(t));
+    }
+    return true;
+  };
+  for (const LoadShape &l : s.loads)
+    if (!note(l.dtype, l.index))
+      return 0;
+  for (const StoreShape &st : s.stores)
+    if (!st.zeroAxes.empty() || !note(st.dtype, st.index))
+      return 0;
+  if (!linear || widest == 0)
+    return 0;
+  // 16 bytes of the widest class, at most 8 elements (a byte class moves
+  // 8 bytes: enough, and the unrolled body stays short).
+  int32_t v = int32_t(std::min<size_t>(16 / widest, 8));
+  return v >= 2 ? v : 0;
+}
+
 uint64_t hashShape(const KernelShape &s) {
   Hasher h;
   h.add(1); // the layout version of this hash and of the emitters
   h.add(uint64_t(s.kind));
   h.add(uint64_t(s.rank));
+  h.add(uint64_t(s.vector));
   h.add(uint64_t(s.strategy));
   h.add(uint64_t(s.checksDivision) | uint64_t(s.checksIndex) << 1 |
         uint64_t(s.distinctPositions) << 2);

@@ -133,6 +133,11 @@ enum class ReduceStrategy : uint8_t {
 
 struct KernelShape {
   Kernel::Kind kind = Kernel::Kind::Elementwise;
+  /// Elementwise kernels whose every load and store is Linear or Scalar
+  /// (a copy, an axpy, a cast): elements per vector access, so that each
+  /// Linear access moves up to 16 bytes at once (vectorWidth); 0 when the
+  /// kernel has no such path. Whether a launch takes it is P.vec.
+  int32_t vector = 0;
   int32_t rank = 0; ///< of the domain
   /// Entry 0 stands for the domain (only rank is set).
   llvm::SmallVector<BasisShape, 2> bases;
@@ -328,6 +333,10 @@ inline std::string indexParam(const std::string &field) {
   return "(I)P." + field;
 }
 
+/// Elements per vector access of an elementwise kernel of shape `s` (see
+/// KernelShape::vector), or 0.
+int32_t vectorWidth(const KernelShape &s);
+
 /// Declares the domain coordinates `c0_<d>` (zero).
 void emitDomainCoords(const KernelShape &s, std::string &os, int indent);
 /// Assigns the domain coordinates of `axes` from `flat`, a row-major index
@@ -355,8 +364,8 @@ void emitStore(const KernelShape &s, size_t i, std::string &os, int indent);
 void analyzeGemv(const Kernel &k, KernelShape &s);
 void emitGemv(const KernelShape &s, const std::string &entry, std::string &os);
 LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model);
-/// The thread-per-column layout's scratch when its launch splits k: every
-/// block's partials, then a counter per column tile (0 when unsplit).
+/// The thread-per-column layout's scratch when its launch splits k: a
+/// counter per column tile, then every block's partials (0 when unsplit).
 size_t gemvScratchBytes(const Kernel &k, const LaunchConfig &launch);
 
 // Rowwise kernels (cuda_rowwise_codegen.cpp).

@@ -117,6 +117,15 @@ std::string indexed(const char *prefix, size_t i, const char *suffix = "") {
 /// |offset| + sum |factor| * (extent - 1), which bounds every partial sum
 /// over coordinates in range (box coordinates out of range are bounded by
 /// the same row sums before the predicate rejects them).
+bool vectorsAligned(const Kernel &k, int64_t width) {
+  auto aligned = [&](const IndexExpr &e) {
+    bool scalar = llvm::all_of(e.strides, [](int64_t s) { return s == 0; });
+    return scalar || e.offset % width == 0;
+  };
+  return llvm::all_of(k.loads, [&](const Load &l) { return aligned(l.index); }) &&
+         llvm::all_of(k.stores, [&](const Store &s) { return aligned(s.index); });
+}
+
 bool fitsNarrow(const Kernel &k) {
   constexpr double kLimit = double(int64_t(1) << 30);
   auto extent = [&](int32_t basis, size_t d) {
@@ -214,6 +223,10 @@ void describeParams(const KernelShape &s, const PackInputs *in,
   f.i64("n", [&] { return k->domainSize(); });
   // Whether this launch may run the 32-bit instantiation of the loop.
   f.i64("narrow", [&] { return int64_t(fitsNarrow(*k)); });
+  if (s.vector)
+    // Whether every Linear access starts on a vector boundary (buffers
+    // themselves are 256-byte aligned): then the launch moves whole vectors.
+    f.i64("vec", [&] { return int64_t(vectorsAligned(*k, s.vector)); });
   f.i64s("ext", size_t(s.rank), [&](size_t d) { return k->domain[d]; });
   if (s.kind == Kernel::Kind::AxisReduce) {
     f.i64("outs", [&] { return k->reduceOutputs(); });
