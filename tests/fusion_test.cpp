@@ -47,8 +47,12 @@ const Store *storeTo(const Kernel &k, int buffer) {
   return nullptr;
 }
 
+/// Whether `k` reads `buffer` (an opaque op's operands included).
 bool loadsFrom(const Kernel &k, int buffer) {
   for (const Load &l : k.loads)
+    if (int(l.buffer) == buffer)
+      return true;
+  for (const Load &l : k.operands)
     if (int(l.buffer) == buffer)
       return true;
   return false;
