@@ -13,7 +13,7 @@ bool takesEpilogue(const Node *n) {
 
 llvm::SmallVector<uint32_t, 4>
 findEpilogue(const Schedule &s, uint32_t product,
-             llvm::ArrayRef<llvm::SmallVector<uint32_t, 2>> readers) {
+             llvm::ArrayRef<llvm::SmallVector<uint32_t, 2>> readers, int maxMembers) {
   const Node *p = s.nodes[product].get();
   // The stage the product's kernel runs at: what a member reads from
   // outside must be readable there.
@@ -26,7 +26,7 @@ findEpilogue(const Schedule &s, uint32_t product,
   };
   llvm::SmallVector<uint32_t, 4> found;
   // Consumers come after the product in recording order.
-  for (uint32_t i = product + 1; i < s.nodes.size(); ++i) {
+  for (uint32_t i = product + 1; i < s.nodes.size() && int(found.size()) < maxMembers; ++i) {
     const Node *n = s.nodes[i].get();
     const Schedule::Facts &f = s.facts[i];
     if (!isElementwise(n->op()) || n->shape() != p->shape() || f.rowGroup >= 0 ||

@@ -29,13 +29,14 @@ struct Schedule;
 bool takesEpilogue(const Node *n);
 
 /// The members of small product `product`'s epilogue (indices into
-/// `s.nodes`, in recording order), given the facts as they stand and
-/// `readers[i]`, the nodes that read node i. A consumer joins only where
-/// it pays: when it needs a buffer anyway (Ruby holds it, or a reader
-/// needs its buffer) or a member that joins reads it. A consumer that
-/// later kernels would compute inline stays inline. Empty: no epilogue.
+/// `s.nodes`, in recording order, at most `maxMembers`), given the facts as
+/// they stand and `readers[i]`, the nodes that read node i. A consumer
+/// joins only where it pays: when it needs a buffer anyway (Ruby holds it,
+/// or a reader needs its buffer) or a member that joins reads it. A
+/// consumer that later kernels would compute inline stays inline. Empty:
+/// no epilogue.
 llvm::SmallVector<uint32_t, 4>
 findEpilogue(const Schedule &s, uint32_t product,
-             llvm::ArrayRef<llvm::SmallVector<uint32_t, 2>> readers);
+             llvm::ArrayRef<llvm::SmallVector<uint32_t, 2>> readers, int maxMembers);
 
 } // namespace cumo

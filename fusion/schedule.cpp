@@ -509,7 +509,8 @@ void Scheduler::applyEpilogues() {
     Schedule::Facts &pf = s_.facts[p];
     if (pf.rowGroup >= 0 || !takesEpilogue(s_.nodes[p].get()))
       continue;
-    llvm::SmallVector<uint32_t, 4> members = findEpilogue(s_, p, readers);
+    llvm::SmallVector<uint32_t, 4> members =
+        findEpilogue(s_, p, readers, limits_.epilogueMembers);
     if (members.empty())
       continue;
     auto readOutside = [&](uint32_t x) {

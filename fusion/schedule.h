@@ -24,6 +24,11 @@ struct FusionLimits {
   /// stored and loaded back when its inlined expression costs more than
   /// this, so a loop-carried value is never recomputed from its history.
   int crossStageBudget = 4;
+  /// Consumers a small product's kernel computes at most (fusion/epilogue.h):
+  /// the generated kernel repeats its epilogue for each of up to 16 rows,
+  /// so its code grows with both. A decode step's epilogues have one to
+  /// three; later consumers run in kernels of their own.
+  int epilogueMembers = 16;
 };
 
 /// What a flush computes, with the facts every later pass reads.

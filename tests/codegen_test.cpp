@@ -939,6 +939,8 @@ TEST_CASE("a prepared kernel patches its last block as packing would write it") 
   plans.push_back(randPlan(DType::Int32, {17}, Scalar::ofInt(-5), Scalar::ofInt(9)));
   plans.push_back(dotPlan(100, DType::SFloat));
   plans.push_back(chainPlan(4, 6, 2.5, OpKind::Mul));
+  // An epilogue's loads, stores and scalars, after the product's operands.
+  plans.push_back(epiloguePlan(DType::SFloat, {3, 77, 45, false}, true));
   for (Plan &plan : plans) {
     for (Kernel &k : plan.kernels) {
       PreparedKernel prepared(k, h200());

@@ -3,6 +3,7 @@
 // checked by the structure of the plan, and the values of the CPU executor
 // against the same expression with the product read back first.
 #include "fusion/plan.h"
+#include "fusion/schedule.h"
 
 #include "test_helpers.h"
 
@@ -156,6 +157,22 @@ TEST_CASE("consumers that cannot join stay outside") {
     }
     CHECK(explain({out.get()}).kernels.size() == 2);
   }
+}
+
+TEST_CASE("an epilogue takes at most FusionLimits::epilogueMembers consumers") {
+  NoBudgetFlush guard;
+  Step s(2);
+  int limit = FusionLimits().epilogueMembers;
+  // Every step held by Ruby: each would join.
+  std::vector<H> steps;
+  steps.push_back(s.product());
+  for (int i = 0; i < limit + 4; ++i)
+    steps.push_back(wrap(binaryOp(OpKind::Add, op(*steps.back()), op(*s.b))));
+  Plan plan = explain({steps.back().get()});
+  REQUIRE(plan.kernels.size() == 2);
+  CHECK(plan.kernels[0].hasEpilogue());
+  CHECK(plan.kernels[0].nodes.size() == size_t(limit) + 1);
+  CHECK(plan.kernels[1].kind == Kernel::Kind::Elementwise);
 }
 
 TEST_CASE("two products in a row: the second reads the first's epilogue") {

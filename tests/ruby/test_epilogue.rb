@@ -128,6 +128,19 @@ class TestEpilogue < Minitest::Test
     assert_equal unfused(h, w) { |p| p - p.mean }.to_a, centred.to_a
   end
 
+  # A loop's Ruby Floats are the epilogue's parameters: the cached plan
+  # runs again with each flush's value.
+  def test_a_cached_plan_takes_each_flush_scalar
+    h, w, b, = operands(Cumo::SFloat, 2)
+    Cumo.reset_stats
+    [0.5, -1.25, 3.0, 7.5].each do |s|
+      y = h.dot(w) * s + b
+      got = y.to_a
+      assert_equal unfused(h, w) { |p| p * s + b }.to_a, got, "scale #{s}"
+    end
+    assert_operator Cumo.stats[:plan_cache_hits], :>=, 3
+  end
+
   # gemm's alpha scales the product before it rounds, and beta * c is an
   # epilogue like any other consumer.
   def test_gemm_with_c
