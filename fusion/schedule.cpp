@@ -174,6 +174,9 @@ public:
   void reanalyzeOutside();
   /// Places epilogue member `m` at its product's stage.
   void placeEpilogueMember(uint32_t m);
+  /// An expensive value from outside a row group is stored rather than
+  /// recomputed by every pass over the row.
+  void limitGroupInputs(const RowGroup &group, int stage);
 
   /// An elementwise input of a row group that Ruby holds (a temporary the
   /// GC has not collected yet, `x * x` before its mean) and that only the
@@ -456,16 +459,20 @@ void Scheduler::applyRowGroups() {
     reanalyzeOutside();
   }
   for (size_t g = 0; g < found.size(); ++g) {
-    // An expensive value from outside is stored rather than recomputed by
-    // every pass over the row.
-    for (uint32_t m : found[g].members)
-      for (const NodeRef &in : s_.nodes[m]->inputs())
-        if (!inGroup(in.get(), g))
-          limitCrossStage(in.get(), stages[g]);
+    limitGroupInputs(found[g], stages[g]);
     // A group nothing holds or reads any more computes nothing.
     if (llvm::any_of(found[g].members, [&](uint32_t m) { return s_.facts[m].buffered; }))
       rowGroups_.push_back(PlacedGroup{found[g], stages[g]});
   }
+}
+
+void Scheduler::limitGroupInputs(const RowGroup &group, int stage) {
+  for (uint32_t m : group.members)
+    for (const NodeRef &in : s_.nodes[m]->inputs()) {
+      auto it = s_.index.find(in.get());
+      if (it == s_.index.end() || s_.facts[it->second].rowGroup != s_.facts[m].rowGroup)
+        limitCrossStage(in.get(), stage);
+    }
 }
 
 void Scheduler::adoptHeldInputs(
@@ -530,6 +537,9 @@ void Scheduler::applyEpilogues() {
     }
     epilogues_[p] = std::move(members);
     reanalyzeOutside();
+    // Analyzing afresh forgot what the row groups store of their inputs.
+    for (const PlacedGroup &pg : rowGroups_)
+      limitGroupInputs(pg.group, pg.stage);
   }
 }
 

@@ -199,6 +199,39 @@ TEST_CASE("two products in a row: the second reads the first's epilogue") {
   CHECK(plan.kernels[1].stage == plan.kernels[0].stage + 1);
 }
 
+TEST_CASE("an epilogue beside a row group keeps what the group stores of its inputs") {
+  NoBudgetFlush guard;
+  H x = upload(DType::SFloat, {4, 64}, ramp(4 * 64, 0.125));
+  Step s(1);
+  NodeRef t;
+  H y, biased;
+  {
+    // t costs more than crossStageBudget and is ready at stage 0; the group
+    // runs at stage 1 (it reads a full sum), so it reads t from a buffer.
+    H a = wrap(binaryOp(OpKind::Mul, op(*x), op(2.0)));
+    H b = wrap(binaryOp(OpKind::Add, op(*a), op(1.0)));
+    H c = wrap(binaryOp(OpKind::Mul, op(*b), op(3.0)));
+    H tt = wrap(binaryOp(OpKind::Sub, op(*c), op(0.5)));
+    t = tt->value();
+    H total = wrap(reduceOp(OpKind::Sum, *x, {}, false));
+    H m = wrap(reduceOp(OpKind::Max, *tt, {-1}, true));
+    H e = wrap(binaryOp(OpKind::Mul, op(*wrap(unaryOp(OpKind::Exp, *wrap(binaryOp(
+                                          OpKind::Sub, op(*tt), op(*m)))))),
+                        op(*total)));
+    y = wrap(binaryOp(OpKind::Div, op(*e), op(*wrap(reduceOp(OpKind::Sum, *e, {-1}, true)))));
+    biased = wrap(binaryOp(OpKind::Add, op(*s.product()), op(*s.b)));
+  }
+  Plan plan = explain({y.get(), biased.get()});
+  bool rowwise = false, epilogue = false;
+  for (const Kernel &k : plan.kernels) {
+    rowwise |= k.kind == Kernel::Kind::Rowwise;
+    epilogue |= k.hasEpilogue();
+  }
+  CHECK(rowwise);
+  CHECK(epilogue);
+  CHECK(bufferOf(plan, t.get()) >= 0);
+}
+
 TEST_CASE("the CPU executor's epilogue answers what the separate kernel answers") {
   for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat}) {
     CAPTURE(nameOf(t));
