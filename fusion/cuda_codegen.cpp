@@ -190,6 +190,8 @@ std::string valueExpr(const KernelShape &s, uint32_t id) {
            var(v.args[1]);
   case Value::Kind::RowReduce:
     llvm_unreachable("a row's fold is declared by its pass (cuda_rowwise_codegen.cpp)");
+  case Value::Kind::Result:
+    return kResultName;
   case Value::Kind::Op:
     break;
   }

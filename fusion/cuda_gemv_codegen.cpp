@@ -17,6 +17,11 @@
 // Every row of the small operand is computed from one read of the matrix.
 // The products accumulate in matmulAccumulator (single precision for the
 // sixteen-bit classes, which round once) and are scaled by gemm's alpha.
+//
+// With an epilogue (fusion/epilogue.h), the thread that finishes element
+// (r, j) rounds it to the product's dtype, as the product's store would,
+// and computes its consumers there with the elementwise kernels' emitter
+// (emitElementBody), storing what the plan stores.
 #include "fusion/cuda_kernel_shape.h"
 
 #include "ops/matmul.h"
@@ -25,22 +30,9 @@
 
 namespace cumo {
 
-namespace {
-/// Rows of the small operand a generated product takes at most.
-constexpr int64_t kMaxSmallRows = 16;
-} // namespace
-
 bool isSmallProduct(const Kernel &k) {
-  if (k.kind != Kernel::Kind::Opaque || k.opaqueOp != OpKind::MatMul)
-    return false;
-  DType t = k.stores[0].dtype;
-  if (!isFloat(t))
-    return false;
-  const Shape &a = k.operandShapes[0], &b = k.operandShapes[1];
-  if (a.size() > 2 || b.size() > 2 || a.back() == 0)
-    return false;
-  int64_t m = a.size() == 2 ? a[0] : 1;
-  return m <= kMaxSmallRows;
+  return k.kind == Kernel::Kind::Opaque && k.opaqueOp == OpKind::MatMul &&
+         isSmallProduct(k.opaqueDtype, k.operandShapes[0], k.operandShapes[1]);
 }
 
 namespace cudagen {
@@ -49,6 +41,38 @@ namespace {
 constexpr uint32_t kGemvBlock = 256;
 constexpr uint32_t kGemvSlices = kGemvBlock / kWarpSize;
 constexpr int64_t kGemvBlocksPerSm = 32;
+
+/// The store of element (r, j) of the product from `total`, the
+/// accumulated sum, as one statement.
+std::string storeResult(const KernelShape &s, DType acc) {
+  return "P.out[P.out_off + r * N + j] = " +
+         castExpr(acc, s.outDtype, "cumo_ops::wmul(alpha, total)") + ";";
+}
+
+/// The statements that write element (r, j) from `total` at `indent`: the
+/// product's store, or with an epilogue the product rounded to its dtype
+/// as that store would round it, and the consumers computed from it.
+std::string emitWrite(const KernelShape &s, DType acc, int indent) {
+  std::string os;
+  if (!s.hasEpilogue()) {
+    line(os, indent, storeResult(s, acc));
+    return os;
+  }
+  // The domain is the result's shape: (M, N), (N) for a vector times a
+  // matrix, (M) for a matrix times a vector, () for two vectors.
+  int32_t ra = s.operandRanks[0], rb = s.operandRanks[1];
+  line(os, indent, "const I idx = (I)(r * N + j);");
+  int32_t axis = 0;
+  if (ra == 2)
+    line(os, indent, "const I c0_" + std::to_string(axis++) + " = (I)r;");
+  if (rb == 2)
+    line(os, indent, "const I c0_" + std::to_string(axis++) + " = (I)j;");
+  line(os, indent, "(void)idx;");
+  line(os, indent, "const " + cType(s.outDtype).str() + " " + kResultName + " = " +
+                       castExpr(acc, s.outDtype, "cumo_ops::wmul(alpha, total)") + ";");
+  emitElementBody(s, os, indent);
+  return os;
+}
 } // namespace
 
 void analyzeGemv(const Kernel &k, KernelShape &s) {
@@ -59,7 +83,7 @@ void analyzeGemv(const Kernel &k, KernelShape &s) {
     rows *= 2;
   s.gemvRows = rows;
   // The matrix's stride along k, the first of its axes.
-  s.gemvAlongK = k.loads[k.operandLoads[1]].index.strides[0] == 1;
+  s.gemvAlongK = k.operands[1].index.strides[0] == 1;
 }
 
 void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
@@ -83,14 +107,16 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
         (rb == 2 ? std::string("P.in1_s[1]") : "0LL") + ";\n";
   os += "  const " + a + " alpha = (" + a + ")(P.alpha);\n";
   os += "  const long long lane = threadIdx.x & 31u;\n";
+  // An epilogue's addresses are computed in 64 bits: a product's few
+  // rows need no narrow path.
+  if (s.hasEpilogue())
+    os += "  using I = long long;\n";
   // One step of the fold: every row's product with the matrix element bv.
   std::string step = "        #pragma unroll\n"
                      "        for (int r = 0; r < MR; ++r)\n"
                      "          if (r < M)\n"
                      "            acc[r] = cumo_ops::wadd(acc[r], cumo_ops::wmul(" +
                      cast(0, "P.in0[P.in0_off + r * a_r + p * a_c]") + ", bv));\n";
-  std::string write = "P.out[P.out_off + r * N + j] = " +
-                      castExpr(acc, s.outDtype, "cumo_ops::wmul(alpha, total)") + ";";
   if (s.gemvAlongK) {
     os += "  const long long warps = (long long)gridDim.x * (blockDim.x >> 5);\n";
     os += "  for (long long j = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);"
@@ -105,7 +131,10 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
     os += "    }\n";
     os += "    #pragma unroll\n    for (int r = 0; r < MR; ++r) {\n";
     os += "      const " + a + " total = cumo_k::warp_reduce(acc[r], cumo_k::SumOp());\n";
-    os += "      if (lane == 0 && r < M) " + write + "\n";
+    if (s.hasEpilogue())
+      os += "      if (lane == 0 && r < M) {\n" + emitWrite(s, acc, 8) + "      }\n";
+    else
+      os += "      if (lane == 0 && r < M) " + storeResult(s, acc) + "\n";
     os += "    }\n  }\n}\n";
     return;
   }
@@ -147,7 +176,10 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "    for (int r = 0; r < MR && r < M; ++r) {\n";
   os += "      " + a + " total = part[0][r][lane];\n";
   os += "      for (int w = 1; w < " + slices + "; ++w) total = cumo_ops::wadd(total, part[w][r][lane]);\n";
-  os += "      if (splits == 1) { " + write + " }\n";
+  if (s.hasEpilogue())
+    os += "      if (splits == 1) {\n" + emitWrite(s, acc, 8) + "      }\n";
+  else
+    os += "      if (splits == 1) { " + storeResult(s, acc) + " }\n";
   os += "      else partials[(split * M + r) * N + j] = total;\n";
   os += "    }\n  }\n";
   os += "  if (splits == 1) return;\n";
@@ -162,7 +194,7 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "      " + a + " total = __ldcg(partials + r * N + j);\n";
   os += "      for (long long q = 1; q < splits; ++q)\n";
   os += "        total = cumo_ops::wadd(total, __ldcg(partials + (q * M + r) * N + j));\n";
-  os += "      " + write + "\n";
+  os += emitWrite(s, acc, 6);
   os += "    }\n  }\n";
   os += "  if (threadIdx.x == 0) counters[tile] = 0u;\n";
   os += "}\n";
@@ -183,7 +215,7 @@ GemvExtents gemvExtents(const Kernel &k) {
   const Shape &a = k.operandShapes[0], &b = k.operandShapes[1];
   return {a.size() == 2 ? a[0] : 1, a.back(), b.size() == 2 ? b[1] : 1};
 }
-bool alongK(const Kernel &k) { return k.loads[k.operandLoads[1]].index.strides[0] == 1; }
+bool alongK(const Kernel &k) { return k.operands[1].index.strides[0] == 1; }
 size_t alignTo16(size_t n) { return (n + 15) / 16 * 16; }
 } // namespace
 
@@ -195,7 +227,7 @@ size_t gemvScratchBytes(const Kernel &k, const LaunchConfig &launch) {
   int64_t splits = tiles ? int64_t(launch.grid) / tiles : 1;
   if (splits <= 1)
     return 0;
-  size_t acc = sizeOf(matmulAccumulator(k.stores[0].dtype));
+  size_t acc = sizeOf(matmulAccumulator(k.opaqueDtype));
   return alignTo16(size_t(tiles) * 4) + alignTo16(size_t(splits * e.m * e.n) * acc);
 }
 

@@ -99,6 +99,11 @@ void checkValue(const Kernel &k, const Value &v, uint32_t id) {
         opCategory(v.op) != OpCategory::Reduce)
       unsupported("a row fold outside a Rowwise kernel, or malformed");
     return;
+  case Value::Kind::Result:
+    if (k.kind != Kernel::Kind::Opaque || id != 0 || v.basis != 0 || !v.args.empty() ||
+        v.dtype != k.opaqueDtype)
+      unsupported("an op's result outside its epilogue, or malformed");
+    return;
   case Value::Kind::Op: {
     OpCategory c = opCategory(v.op);
     if ((c != OpCategory::Unary && c != OpCategory::Binary &&
@@ -125,6 +130,41 @@ KernelShape analyzeKernel(const Kernel &k, const DeviceModel &model) {
     return analyzeOpaque(k);
   KernelShape s;
   s.kind = k.kind;
+  analyzeElements(k, s);
+  switch (k.kind) {
+  case Kernel::Kind::Elementwise:
+    s.strategy = k.reduces.empty() ? ReduceStrategy::None : ReduceStrategy::Grid;
+    s.vector = vectorWidth(s);
+    break;
+  case Kernel::Kind::AxisReduce:
+    s.strategy = axisStrategy(k);
+    break;
+  case Kernel::Kind::Scatter:
+    if (!k.reduces.empty())
+      unsupported("a scatter with reductions");
+    s.strategy = ReduceStrategy::None;
+    break;
+  case Kernel::Kind::Rowwise: {
+    if (!k.reduces.empty() || s.rank < 2)
+      unsupported("a Rowwise kernel with grid reductions or without rows");
+    RowProgram p = rowProgram(k);
+    for (size_t i = 0; i < s.loads.size(); ++i)
+      s.loads[i].row = p.reads[i];
+    s.rowWarp = p.layout.warpPerRow();
+    s.rowLanes = int32_t(p.layout.lanes);
+    s.rowGroup = int32_t(p.layout.group);
+    s.rowCachedGroups = int32_t(p.layout.cachedGroups);
+    s.strategy = ReduceStrategy::None;
+    break;
+  }
+  case Kernel::Kind::Opaque:
+    break; // analyzeOpaque took it
+  }
+  (void)model; // no strategy depends on the device yet
+  return s;
+}
+
+void analyzeElements(const Kernel &k, KernelShape &s) {
   s.rank = int32_t(k.domain.size());
   if (k.bases.empty())
     unsupported("a kernel without a domain basis");
@@ -204,42 +244,10 @@ KernelShape analyzeKernel(const Kernel &k, const DeviceModel &model) {
   for (int32_t a : s.reduceAxes)
     if (a < 0 || a >= s.rank)
       unsupported("a reduced axis out of range");
-
-  switch (k.kind) {
-  case Kernel::Kind::Elementwise:
-    s.strategy = k.reduces.empty() ? ReduceStrategy::None : ReduceStrategy::Grid;
-    s.vector = vectorWidth(s);
-    break;
-  case Kernel::Kind::AxisReduce:
-    s.strategy = axisStrategy(k);
-    break;
-  case Kernel::Kind::Scatter:
-    if (!k.reduces.empty())
-      unsupported("a scatter with reductions");
-    s.strategy = ReduceStrategy::None;
-    break;
-  case Kernel::Kind::Rowwise: {
-    if (!k.reduces.empty() || s.rank < 2)
-      unsupported("a Rowwise kernel with grid reductions or without rows");
-    RowProgram p = rowProgram(k);
-    for (size_t i = 0; i < s.loads.size(); ++i)
-      s.loads[i].row = p.reads[i];
-    s.rowWarp = p.layout.warpPerRow();
-    s.rowLanes = int32_t(p.layout.lanes);
-    s.rowGroup = int32_t(p.layout.group);
-    s.rowCachedGroups = int32_t(p.layout.cachedGroups);
-    s.strategy = ReduceStrategy::None;
-    break;
-  }
-  case Kernel::Kind::Opaque:
-    break; // analyzeOpaque took it
-  }
   for (const Value &v : s.values)
     s.checksDivision |= v.kind == Value::Kind::Op &&
                         (v.op == OpKind::Div || v.op == OpKind::Mod) &&
                         isInteger(v.dtype);
-  (void)model; // no strategy depends on the device yet
-  return s;
 }
 
 namespace {

@@ -185,11 +185,19 @@ struct KernelShape {
   bool gemvAlongK = false;
 
   int32_t basisRank(int32_t b) const { return bases[b].rank; }
+  /// An opaque kernel computing elementwise consumers of its result
+  /// (values[0], the Result) where it writes each element.
+  bool hasEpilogue() const { return kind == Kernel::Kind::Opaque && !values.empty(); }
 };
 
 /// Extracts the structure of `k` (throws Error(Internal) for a kernel the
 /// generator cannot express).
 KernelShape analyzeKernel(const Kernel &k, const DeviceModel &model);
+
+/// The element part of `k`'s structure: the domain's rank, bases, loads,
+/// parameters, generators, values, stores and reductions (every kernel's
+/// but an opaque one's without an epilogue).
+void analyzeElements(const Kernel &k, KernelShape &s);
 
 /// How an AxisReduce kernel spreads its outputs over threads.
 ReduceStrategy axisStrategy(const Kernel &k);
@@ -321,9 +329,14 @@ std::string foldFinishExpr(OpKind op, DType accumulator, const std::string &tota
 /// The identity of `op` in accumulator dtype `acc`, as a C expression.
 std::string reduceIdentityExpr(OpKind op, DType acc);
 
+/// The name an opaque kernel gives its result at the element where an
+/// epilogue reads it: a Result value is spelled so.
+constexpr const char *kResultName = "res";
+
 /// Emits the per-element work: boxes, values, stores and the folding of
-/// every reduction into `acc<i>`. Needs in scope: `P`, the domain
-/// coordinates `c0_<d>` and the flat domain index `idx`.
+/// every reduction into `acc<i>`. Needs in scope: `P`, the index type `I`,
+/// the domain coordinates `c0_<d>`, the flat domain index `idx`, and in an
+/// epilogue the op's result `res` (kResultName).
 void emitElementBody(const KernelShape &s, std::string &os, int indent);
 
 /// An integer field of the parameter block read in the index type `I`:

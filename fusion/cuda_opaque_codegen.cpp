@@ -293,11 +293,20 @@ KernelShape analyzeOpaque(const Kernel &k) {
   s.kind = Kernel::Kind::Opaque;
   s.rank = int32_t(k.domain.size());
   s.opaqueOp = k.opaqueOp;
-  for (size_t i = 0; i < k.operandLoads.size(); ++i) {
-    s.operandDtypes.push_back(k.loads[k.operandLoads[i]].dtype);
+  for (size_t i = 0; i < k.operands.size(); ++i) {
+    s.operandDtypes.push_back(k.operands[i].dtype);
     s.operandRanks.push_back(int32_t(k.operandShapes[i].size()));
   }
-  s.outDtype = k.stores[0].dtype;
+  s.outDtype = k.opaqueDtype;
+  // Only the generated small product computes consumers where it writes
+  // (fusion/epilogue.h); the schedule gives no other op an epilogue.
+  if (k.hasEpilogue()) {
+    if (!isSmallProduct(k) || !k.reduces.empty())
+      throw Error(ErrorKind::Internal, "[cuda codegen] an epilogue on " +
+                                           std::string(opName(k.opaqueOp)) +
+                                           " other than a small product's");
+    analyzeElements(k, s);
+  }
   switch (k.opaqueOp) {
   case OpKind::CumSum:
   case OpKind::CumProd:

@@ -164,75 +164,9 @@ bool fitsNarrow(const Kernel &k) {
                       [&](const Generator &g) { return fits(g.flatIndex); });
 }
 
-} // namespace
-
-void describeParams(const KernelShape &s, const PackInputs *in,
-                    ParamSink &sink) {
-  Fields f(sink, in);
-  // Only call through `k` inside value callbacks: in layout mode `in` is
-  // null and the callbacks never run.
-  const Kernel *k = in ? &in->kernel : nullptr;
-
-  if (s.kind == Kernel::Kind::Opaque) {
-    // Operands where they lie, the contiguous result, the extents.
-    for (size_t i = 0; i < s.operandDtypes.size(); ++i) {
-      auto load = [&]() -> const Load & { return k->loads[k->operandLoads[i]]; };
-      f.ptr(indexed("in", i), "const " + cType(s.operandDtypes[i]).str() + "*",
-            [&] { return f.buffer(load().buffer); });
-      f.i64(indexed("in", i, "_off"), [&] { return load().index.offset; });
-      f.i64s(indexed("in", i, "_s"), size_t(s.operandRanks[i]),
-             [&](size_t d) { return load().index.strides[d]; });
-      f.i64s(indexed("in", i, "_ext"), size_t(s.operandRanks[i]),
-             [&](size_t d) { return k->operandShapes[i][d]; });
-    }
-    f.ptr("out", cType(s.outDtype).str() + "*",
-          [&] { return f.buffer(k->stores[0].buffer); });
-    f.i64("out_off", [&] { return k->stores[0].index.offset; });
-    f.i64("n", [&] { return k->domainSize(); });
-    f.i64("axis", [&] { return k->opaqueInts.empty() ? int64_t(-1) : k->opaqueInts[0]; });
-    // median: whether a NaN in a line makes it NaN (the node's scalar).
-    f.i64("propagate", [&] { return int64_t(k->opaqueScalar.asDouble() != 0); });
-    if (isRowOp(s.opaqueOp))
-      f.f64("eps", [&] { return k->opaqueScalar.asDouble(); });
-    if (s.checksIndex) {
-      f.ptr("err", "unsigned int*", [&] {
-        f.note(ParamPatch::Kind::ErrorWord, 0);
-        return in->errorWord;
-      });
-      f.i64("tag", [&] {
-        f.note(ParamPatch::Kind::CheckTag, 0);
-        return int64_t(k->checkTag);
-      });
-    }
-    if (s.opaqueOp == OpKind::MatMul) {
-      // gemm's alpha, in the accumulator's kind (complex products go to
-      // cuBLAS, which takes alpha itself).
-      if (isInteger(s.outDtype))
-        f.i64("alpha", [&] { return k->opaqueScalar.as<int64_t>(); });
-      else
-        f.f64("alpha", [&] { return k->opaqueScalar.asDouble(); });
-    }
-    if (s.gemvRows && !s.gemvAlongK)
-      f.ptr("scratch", "unsigned char*", [&] {
-        f.note(ParamPatch::Kind::Scratch, 0);
-        return in->scratch;
-      });
-    return;
-  }
-
-  f.i64("n", [&] { return k->domainSize(); });
-  // Whether this launch may run the 32-bit instantiation of the loop.
-  f.i64("narrow", [&] { return int64_t(fitsNarrow(*k)); });
-  if (s.vector)
-    // Whether every Linear access starts on a vector boundary (buffers
-    // themselves are 256-byte aligned): then the launch moves whole vectors.
-    f.i64("vec", [&] { return int64_t(vectorsAligned(*k, s.vector)); });
-  f.i64s("ext", size_t(s.rank), [&](size_t d) { return k->domain[d]; });
-  if (s.kind == Kernel::Kind::AxisReduce) {
-    f.i64("outs", [&] { return k->reduceOutputs(); });
-    f.i64("len", [&] { return k->reduceLength(); });
-  }
-
+/// The fields of a kernel's elements (analyzeElements): the slice boxes,
+/// loads, generators and stores. `k` is null in layout mode.
+void describeElements(const KernelShape &s, const Kernel *k, Fields &f) {
   for (size_t b = 1; b < s.bases.size(); ++b) {
     const BasisShape &bs = s.bases[b];
     auto basis = [&]() -> const Basis & { return k->bases[b]; };
@@ -331,6 +265,106 @@ void describeParams(const KernelShape &s, const PackInputs *in,
           [&] { return f.buffer(store->buffer); });
     f.index(indexed("st", i), st.index, store ? &store->index : nullptr);
   }
+}
+
+void describeErrorWord(const PackInputs *in, Fields &f) {
+  f.ptr("err", "unsigned int*", [&] {
+    f.note(ParamPatch::Kind::ErrorWord, 0);
+    return in->errorWord;
+  });
+}
+
+/// Scalars last: the narrow ones then pack without padding between the
+/// 8-byte fields. Converted here as the CPU executor converts them.
+void describeScalars(const KernelShape &s, const Kernel *k, Fields &f) {
+  for (size_t i = 0; i < s.params.size(); ++i) {
+    DType t = s.params[i];
+    f.raw(indexed("p", i), cType(t), sizeOf(t), [&](size_t, void *dst) {
+      f.note(ParamPatch::Kind::Param, uint32_t(i));
+      writeParam(t, k->params[i].value, dst);
+    });
+  }
+}
+
+} // namespace
+
+void describeParams(const KernelShape &s, const PackInputs *in,
+                    ParamSink &sink) {
+  Fields f(sink, in);
+  // Only call through `k` inside value callbacks: in layout mode `in` is
+  // null and the callbacks never run.
+  const Kernel *k = in ? &in->kernel : nullptr;
+
+  if (s.kind == Kernel::Kind::Opaque) {
+    // Operands where they lie, the contiguous result, the extents.
+    for (size_t i = 0; i < s.operandDtypes.size(); ++i) {
+      auto load = [&]() -> const Load & { return k->operands[i]; };
+      f.ptr(indexed("in", i), "const " + cType(s.operandDtypes[i]).str() + "*",
+            [&] { return f.buffer(load().buffer); });
+      f.i64(indexed("in", i, "_off"), [&] { return load().index.offset; });
+      f.i64s(indexed("in", i, "_s"), size_t(s.operandRanks[i]),
+             [&](size_t d) { return load().index.strides[d]; });
+      f.i64s(indexed("in", i, "_ext"), size_t(s.operandRanks[i]),
+             [&](size_t d) { return k->operandShapes[i][d]; });
+    }
+    // An epilogue's stores write what the kernel stores instead.
+    if (!s.hasEpilogue()) {
+      f.ptr("out", cType(s.outDtype).str() + "*",
+            [&] { return f.buffer(k->stores[0].buffer); });
+      f.i64("out_off", [&] { return k->stores[0].index.offset; });
+    }
+    f.i64("n", [&] { return k->domainSize(); });
+    f.i64("axis", [&] { return k->opaqueInts.empty() ? int64_t(-1) : k->opaqueInts[0]; });
+    // median: whether a NaN in a line makes it NaN (the node's scalar).
+    f.i64("propagate", [&] { return int64_t(k->opaqueScalar.asDouble() != 0); });
+    if (isRowOp(s.opaqueOp))
+      f.f64("eps", [&] { return k->opaqueScalar.asDouble(); });
+    if (s.checksIndex) {
+      f.ptr("err", "unsigned int*", [&] {
+        f.note(ParamPatch::Kind::ErrorWord, 0);
+        return in->errorWord;
+      });
+      f.i64("tag", [&] {
+        f.note(ParamPatch::Kind::CheckTag, 0);
+        return int64_t(k->checkTag);
+      });
+    }
+    if (s.opaqueOp == OpKind::MatMul) {
+      // gemm's alpha, in the accumulator's kind (complex products go to
+      // cuBLAS, which takes alpha itself).
+      if (isInteger(s.outDtype))
+        f.i64("alpha", [&] { return k->opaqueScalar.as<int64_t>(); });
+      else
+        f.f64("alpha", [&] { return k->opaqueScalar.asDouble(); });
+    }
+    if (s.gemvRows && !s.gemvAlongK)
+      f.ptr("scratch", "unsigned char*", [&] {
+        f.note(ParamPatch::Kind::Scratch, 0);
+        return in->scratch;
+      });
+    if (s.hasEpilogue()) {
+      describeElements(s, k, f);
+      if (s.checksDivision)
+        describeErrorWord(in, f);
+      describeScalars(s, k, f);
+    }
+    return;
+  }
+
+  f.i64("n", [&] { return k->domainSize(); });
+  // Whether this launch may run the 32-bit instantiation of the loop.
+  f.i64("narrow", [&] { return int64_t(fitsNarrow(*k)); });
+  if (s.vector)
+    // Whether every Linear access starts on a vector boundary (buffers
+    // themselves are 256-byte aligned): then the launch moves whole vectors.
+    f.i64("vec", [&] { return int64_t(vectorsAligned(*k, s.vector)); });
+  f.i64s("ext", size_t(s.rank), [&](size_t d) { return k->domain[d]; });
+  if (s.kind == Kernel::Kind::AxisReduce) {
+    f.i64("outs", [&] { return k->reduceOutputs(); });
+    f.i64("len", [&] { return k->reduceLength(); });
+  }
+
+  describeElements(s, k, f);
 
   for (size_t i = 0; i < s.reduces.size(); ++i) {
     const ReduceShape &r = s.reduces[i];
@@ -341,10 +375,7 @@ void describeParams(const KernelShape &s, const PackInputs *in,
   }
 
   if (s.checksDivision)
-    f.ptr("err", "unsigned int*", [&] {
-      f.note(ParamPatch::Kind::ErrorWord, 0);
-      return in->errorWord;
-    });
+    describeErrorWord(in, f);
 
   if (s.strategy == ReduceStrategy::Grid) {
     f.ptr("counter", "unsigned int*", [&] {
@@ -358,15 +389,7 @@ void describeParams(const KernelShape &s, const PackInputs *in,
     });
   }
 
-  // Scalars last: the narrow ones then pack without padding between the
-  // 8-byte fields. Converted here as the CPU executor converts them.
-  for (size_t i = 0; i < s.params.size(); ++i) {
-    DType t = s.params[i];
-    f.raw(indexed("p", i), cType(t), sizeOf(t), [&](size_t, void *dst) {
-      f.note(ParamPatch::Kind::Param, uint32_t(i));
-      writeParam(t, k->params[i].value, dst);
-    });
-  }
+  describeScalars(s, k, f);
 }
 
 size_t placeField(size_t &cursor, size_t &maxAlign, size_t size,

@@ -22,14 +22,14 @@ constexpr uint32_t kMaxRowBlock = 1024;
 
 RowLayout layoutOf(const Kernel &k) {
   int64_t n = k.operandShapes[0].back();
-  DType t = k.stores[0].dtype;
+  DType t = k.opaqueDtype;
   return rowLayout(n, t, rowAccumulator(t));
 }
 
 /// Whether every row of operand 0 starts on a group boundary and runs
 /// contiguously, and the result's rows too: then a group is one load.
 bool groupsAreVectors(const Kernel &k, int64_t group) {
-  const Load &x = k.loads[k.operandLoads[0]];
+  const Load &x = k.operands[0];
   const Shape &shape = k.operandShapes[0];
   int64_t n = shape.back();
   if (group == 1 || n % group != 0 || x.index.strides.back() != 1 ||

@@ -55,6 +55,7 @@ ValuePlan planValues(const KernelShape &s) {
       break;
     case Value::Kind::Generator:
     case Value::Kind::Select:
+    case Value::Kind::Result: // only in an opaque kernel's epilogue
       p.varies[id] = true;
       break;
     case Value::Kind::RowReduce:

@@ -93,15 +93,18 @@ public:
 
 private:
   /// An Output is optional when only plain stores touch it: no kernel of
-  /// the plan loads it, reduces into it or hands it to an opaque op.
+  /// the plan loads it, reduces into it, hands it to an opaque op or has
+  /// an opaque op write it (an epilogue's stores are plain).
   void markOptionalOutputs() {
     llvm::SmallVector<bool, 16> required(plan_.buffers.size(), false);
     for (const Kernel &k : plan_.kernels) {
       for (const Load &l : k.loads)
         required[l.buffer] = true;
+      for (const Load &l : k.operands)
+        required[l.buffer] = true;
       for (const Reduce &r : k.reduces)
         required[r.buffer] = true;
-      if (k.kind == Kernel::Kind::Opaque)
+      if (k.kind == Kernel::Kind::Opaque && !k.hasEpilogue())
         for (const Store &st : k.stores)
           required[st.buffer] = true;
     }
@@ -136,6 +139,12 @@ private:
   /// A Rowwise kernel's fold of reduction member `r` over each row.
   uint32_t rowReduce(const Node *r);
   void lowerRows(const Schedule::KernelSlot &slot);
+  void lowerOpaque(const Schedule::KernelSlot &slot);
+  /// A small product's consumers (slot.members after the product), over
+  /// the product's Result.
+  void lowerEpilogue(const Schedule::KernelSlot &slot);
+  /// A store of value `v` into `n`'s buffer, contiguous over the domain.
+  void storeWhole(const Node *n, uint32_t v);
   uint32_t loadNodeBuffer(const Node *x, int32_t basis, const AffineMap &map);
   uint32_t loadFlat(const Node *x, const Layout &flat, int32_t basis,
                     const AffineMap &map);
@@ -476,6 +485,65 @@ void Lowering::lowerRows(const Schedule::KernelSlot &slot) {
   rowReduces_.clear();
 }
 
+void Lowering::storeWhole(const Node *n, uint32_t v) {
+  Store st;
+  st.value = v;
+  st.buffer = nodeBuffer_[n];
+  st.dtype = n->dtype();
+  st.index.strides = contiguousStrides(n->shape());
+  k_->stores.push_back(std::move(st));
+}
+
+void Lowering::lowerOpaque(const Schedule::KernelSlot &slot) {
+  k_->kind = Kernel::Kind::Opaque;
+  const Node *n = s_.nodes[slot.members[0]].get();
+  noteNode(n);
+  k_->opaqueOp = n->op();
+  k_->opaqueDtype = n->dtype();
+  k_->opaqueScalar = n->scalar;
+  if (n->hasExtra())
+    k_->opaqueInts.assign(n->extra().axes.begin(), n->extra().axes.end());
+  // Each operand is read where it lies: a load over its own coordinates.
+  // (An index write's base is already in its buffer: not an operand.)
+  size_t base = n->op() == OpKind::IndexWrite ? 1 : 0;
+  for (const NodeRef &in : n->inputs().drop_front(base)) {
+    uint32_t v = instance(in.get(), 0, AffineMap::identity(in->ndim()));
+    if (k_->values[v].kind != Value::Kind::Load)
+      throw Error(ErrorKind::Internal, "[fusion] an opaque operand is not in a buffer");
+    k_->operandShapes.push_back(toShape(in->shape()));
+    k_->operands.push_back(k_->loads[k_->values[v].ref]);
+  }
+  // The operands' loads address other coordinates than the domain's: they
+  // are no values of this kernel.
+  k_->values.clear();
+  k_->loads.clear();
+  instances_.clear();
+  if (slot.members.size() > 1)
+    return lowerEpilogue(slot);
+  storeWhole(n, 0);
+}
+
+void Lowering::lowerEpilogue(const Schedule::KernelSlot &slot) {
+  const Node *product = s_.nodes[slot.members[0]].get();
+  AffineMap id = AffineMap::identity(product->ndim());
+  Value result;
+  result.kind = Value::Kind::Result;
+  result.dtype = product->dtype();
+  uint32_t r = addValue(std::move(result));
+  // The consumers read the product at the element they compute: the
+  // Result, wherever they name it.
+  instances_[llvm::hash_combine(product, int32_t(0), id.hash())].push_back(
+      {InstanceKey{product, 0, id}, r});
+  if (s_.facts[slot.members[0]].buffered)
+    storeWhole(product, r);
+  for (uint32_t m : llvm::ArrayRef<uint32_t>(slot.members).drop_front()) {
+    const Node *n = s_.nodes[m].get();
+    uint32_t v = instance(n, 0, id, /*compute=*/true);
+    if (s_.facts[m].buffered)
+      storeWhole(n, v);
+  }
+}
+
 Kernel Lowering::lowerKernel(const Schedule::KernelSlot &slot) {
   Kernel k;
   k_ = &k;
@@ -565,31 +633,9 @@ Kernel Lowering::lowerKernel(const Schedule::KernelSlot &slot) {
   case Schedule::KernelSlot::Kind::Rowwise:
     lowerRows(slot);
     break;
-  case Schedule::KernelSlot::Kind::Opaque: {
-    k.kind = Kernel::Kind::Opaque;
-    const Node *n = s_.nodes[slot.members[0]].get();
-    noteNode(n);
-    k.opaqueOp = n->op();
-    k.opaqueScalar = n->scalar;
-    if (n->hasExtra())
-      k.opaqueInts.assign(n->extra().axes.begin(), n->extra().axes.end());
-    // Each operand is read where it lies: a load over its own coordinates.
-    // (An index write's base is already in its buffer: not an operand.)
-    size_t base = n->op() == OpKind::IndexWrite ? 1 : 0;
-    for (const NodeRef &in : n->inputs().drop_front(base)) {
-      uint32_t v = instance(in.get(), 0, AffineMap::identity(in->ndim()));
-      if (k.values[v].kind != Value::Kind::Load)
-        throw Error(ErrorKind::Internal, "[fusion] an opaque operand is not in a buffer");
-      k.operandShapes.push_back(toShape(in->shape()));
-      k.operandLoads.push_back(k.values[v].ref);
-    }
-    Store st;
-    st.buffer = nodeBuffer_[n];
-    st.dtype = n->dtype();
-    st.index.strides = contiguousStrides(n->shape());
-    k.stores.push_back(std::move(st));
+  case Schedule::KernelSlot::Kind::Opaque:
+    lowerOpaque(slot);
     break;
-  }
   }
   std::sort(k.nodes.begin(), k.nodes.end(),
             [](const Node *a, const Node *b) { return a->serial < b->serial; });

@@ -110,6 +110,10 @@ struct Value {
     /// element lies in (the domain's last axis), accumulated in
     /// `accumulator`, answered in `dtype`: one value per row.
     RowReduce,
+    /// Opaque kernels with an epilogue: the op's own result at the
+    /// element (the domain is the result's shape), in `dtype`, as the op
+    /// rounds it. It is value 0 of such a kernel.
+    Result,
   };
   Kind kind = Kind::Op;
   OpKind op = OpKind::Copy;
@@ -172,15 +176,23 @@ struct Kernel {
   llvm::SmallVector<Store, 2> stores;
   llvm::SmallVector<Reduce, 1> reduces;
   llvm::SmallVector<int32_t, 2> reduceAxes; ///< AxisReduce: sorted axes
-  /// Opaque: the op, its attributes, its operands' shapes, and for each
-  /// operand the load that addresses it over the operand's own coordinates
-  /// (offset and strides, so a view goes in as it is); stores[0] writes
-  /// the result, contiguous over the domain (the result's shape).
+  /// Opaque: the op, its attributes, the dtype of its result, its
+  /// operands' shapes, and each operand where it lies: a load over the
+  /// operand's own coordinates (offset and strides, so a view goes in as
+  /// it is). The domain is the result's shape.
+  ///
+  /// Without an epilogue, `values` and `loads` are empty and stores[0]
+  /// writes the result, contiguous. With one (fusion/epilogue.h: a small
+  /// product's elementwise consumers), values[0] is the Result, the values
+  /// after it are the consumers' expression over the domain, as in an
+  /// elementwise kernel, and `stores` write those that something reads,
+  /// the Result itself only when something reads the product.
   OpKind opaqueOp = OpKind::Copy;
+  DType opaqueDtype = DType::DFloat;
   Scalar opaqueScalar;
   llvm::SmallVector<int64_t, 4> opaqueInts;
   llvm::SmallVector<Shape, 2> operandShapes;
-  llvm::SmallVector<uint32_t, 2> operandLoads;
+  llvm::SmallVector<Load, 2> operands;
   /// An opaque kernel that checks values only the device knows (a gather
   /// or write at device positions): this flush's tag for it, which a failed
   /// check leaves in the error word's second word (Device::errorWord), so
@@ -194,6 +206,8 @@ struct Kernel {
   std::string why;
 
   int64_t domainSize() const { return numElements(domain); }
+  /// An opaque kernel that computes elementwise consumers of its result.
+  bool hasEpilogue() const { return kind == Kind::Opaque && !values.empty(); }
   /// Output elements of an AxisReduce kernel.
   int64_t reduceOutputs() const;
   /// Elements folded into each output of an AxisReduce kernel.

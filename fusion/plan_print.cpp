@@ -62,6 +62,9 @@ std::vector<KernelSummary> summarize(const Plan &plan) {
     s.why = k.why;
     s.ops = kernelOpNames(k);
     llvm::SmallVector<uint32_t, 8> reads, writes;
+    for (const Load &l : k.operands)
+      if (!llvm::is_contained(reads, l.buffer))
+        reads.push_back(l.buffer);
     for (const Load &l : k.loads)
       if (!llvm::is_contained(reads, l.buffer))
         reads.push_back(l.buffer);

@@ -2,6 +2,7 @@
 
 #include "core/array.h"
 #include "core/error.h"
+#include "fusion/epilogue.h"
 #include "fusion/row_groups.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -81,8 +82,9 @@ int Schedule::inputStage(const Node *x) const {
   if (it == index.end())
     return 0; // materialized: readable anywhere
   const Facts &f = facts[it->second];
-  // A row group's member is read from outside its kernel, once written.
-  if (f.rowGroup >= 0)
+  // A row group's or an epilogue's member is read from outside its
+  // kernel, once written.
+  if (f.rowGroup >= 0 || f.epilogue >= 0)
     return f.ready;
   return isInlineable(x, f) ? f.avail : f.ready;
 }
@@ -158,11 +160,23 @@ public:
   /// it or something outside the group reads it, and from the stage after.
   void applyRowGroups();
 
+  /// Epilogues (fusion/epilogue.h), product by product in recording
+  /// order: each product's consumers that join it are computed by its
+  /// kernel, at its stage, and the nodes outside are analyzed again with
+  /// them placed (their readers may run a stage earlier), which the next
+  /// product's stage depends on.
+  void applyEpilogues();
+
   void group();
 
   /// Analyzes again every node outside the row groups, with the groups'
   /// members placed.
   void reanalyzeOutside();
+  /// Places epilogue member `m` at its product's stage.
+  void placeEpilogueMember(uint32_t m);
+  /// An expensive value from outside a row group is stored rather than
+  /// recomputed by every pass over the row.
+  void limitGroupInputs(const RowGroup &group, int stage);
 
   /// An elementwise input of a row group that Ruby holds (a temporary the
   /// GC has not collected yet, `x * x` before its mean) and that only the
@@ -177,6 +191,8 @@ private:
     int stage = 0;
   };
   llvm::SmallVector<PlacedGroup, 2> rowGroups_;
+  /// Per product with an epilogue (by index): its members.
+  llvm::DenseMap<uint32_t, llvm::SmallVector<uint32_t, 4>> epilogues_;
 
   void requireBuffer(const Node *n, Schedule::Facts &f) {
     if (f.ridesWith >= 0) {
@@ -367,7 +383,7 @@ private:
       return;
     Schedule::Facts &vf = s_.facts[it->second];
     if (!vf.stored || vf.ridesWith >= 0 || !Schedule::isInlineable(value, vf) ||
-        vf.viewReadsBuffer || vf.rowGroup >= 0)
+        vf.viewReadsBuffer || vf.rowGroup >= 0 || vf.epilogue >= 0)
       return;
     vf.ridesWith = int(s_.index.find(u)->second);
     vf.ready = kNeverReady;
@@ -443,16 +459,20 @@ void Scheduler::applyRowGroups() {
     reanalyzeOutside();
   }
   for (size_t g = 0; g < found.size(); ++g) {
-    // An expensive value from outside is stored rather than recomputed by
-    // every pass over the row.
-    for (uint32_t m : found[g].members)
-      for (const NodeRef &in : s_.nodes[m]->inputs())
-        if (!inGroup(in.get(), g))
-          limitCrossStage(in.get(), stages[g]);
+    limitGroupInputs(found[g], stages[g]);
     // A group nothing holds or reads any more computes nothing.
     if (llvm::any_of(found[g].members, [&](uint32_t m) { return s_.facts[m].buffered; }))
       rowGroups_.push_back(PlacedGroup{found[g], stages[g]});
   }
+}
+
+void Scheduler::limitGroupInputs(const RowGroup &group, int stage) {
+  for (uint32_t m : group.members)
+    for (const NodeRef &in : s_.nodes[m]->inputs()) {
+      auto it = s_.index.find(in.get());
+      if (it == s_.index.end() || s_.facts[it->second].rowGroup != s_.facts[m].rowGroup)
+        limitCrossStage(in.get(), stage);
+    }
 }
 
 void Scheduler::adoptHeldInputs(
@@ -486,16 +506,77 @@ void Scheduler::adoptHeldInputs(
   }
 }
 
+void Scheduler::applyEpilogues() {
+  llvm::SmallVector<llvm::SmallVector<uint32_t, 2>, 16> readers(s_.nodes.size());
+  for (uint32_t i = 0; i < s_.nodes.size(); ++i)
+    for (const NodeRef &in : s_.nodes[i]->inputs())
+      if (auto it = s_.index.find(in.get()); it != s_.index.end())
+        readers[it->second].push_back(i);
+  for (uint32_t p = 0; p < s_.nodes.size(); ++p) {
+    Schedule::Facts &pf = s_.facts[p];
+    if (pf.rowGroup >= 0 || !takesEpilogue(s_.nodes[p].get()))
+      continue;
+    llvm::SmallVector<uint32_t, 4> members =
+        findEpilogue(s_, p, readers, limits_.epilogueMembers);
+    if (members.empty())
+      continue;
+    auto readOutside = [&](uint32_t x) {
+      return llvm::any_of(readers[x], [&](uint32_t r) { return !llvm::is_contained(members, r); });
+    };
+    // Each value gets a buffer when Ruby holds it or something outside
+    // the epilogue reads it (a later reader reads it from there).
+    pf.epilogue = int(p);
+    pf.buffered = pf.stored || readOutside(p);
+    for (uint32_t m : members) {
+      Schedule::Facts &f = s_.facts[m];
+      f.epilogue = int(p);
+      f.ridesWith = -1;
+      f.viewReadsBuffer = false;
+      f.buffered = f.stored || readOutside(m);
+      f.cost = 1;
+    }
+    epilogues_[p] = std::move(members);
+    reanalyzeOutside();
+    // Analyzing afresh forgot what the row groups store of their inputs.
+    for (const PlacedGroup &pg : rowGroups_)
+      limitGroupInputs(pg.group, pg.stage);
+  }
+}
+
+void Scheduler::placeEpilogueMember(uint32_t m) {
+  Schedule::Facts &f = s_.facts[m];
+  int stage = s_.facts[f.epilogue].ready - 1;
+  f.avail = stage;
+  f.ready = stage + 1;
+  // What it reads from outside is read at the product's stage.
+  for (const NodeRef &in : s_.nodes[m]->inputs()) {
+    auto it = s_.index.find(in.get());
+    if (it == s_.index.end() || s_.facts[it->second].epilogue != f.epilogue)
+      limitCrossStage(in.get(), stage);
+  }
+}
+
 void Scheduler::reanalyzeOutside() {
   for (uint32_t i = 0; i < s_.nodes.size(); ++i) {
     Schedule::Facts &f = s_.facts[i];
     if (f.rowGroup >= 0)
       continue;
+    if (f.epilogue >= 0 && f.epilogue != int(i)) {
+      placeEpilogueMember(i);
+      continue;
+    }
+    // A product with an epilogue is analyzed again for its operands'
+    // sake; whether it has a buffer was decided by its readers.
+    bool product = f.epilogue == int(i), buffered = f.buffered;
     Schedule::Facts fresh;
     fresh.stored = f.stored;
     fresh.inPlace = f.inPlace;
     f = fresh;
     analyzeNode(s_.nodes[i].get(), f);
+    if (product) {
+      f.epilogue = int(i);
+      f.buffered = buffered;
+    }
     placeStored(s_.nodes[i].get(), f);
   }
 }
@@ -514,7 +595,12 @@ void Scheduler::group() {
   for (uint32_t i = 0; i < s_.nodes.size(); ++i) {
     const Node *n = s_.nodes[i].get();
     Schedule::Facts &f = s_.facts[i];
-    if (!f.buffered || f.ridesWith >= 0 || f.rowGroup >= 0)
+    // A product with an epilogue has a kernel even when nothing reads
+    // the product itself; its members are computed there.
+    bool product = f.epilogue == int(i);
+    if (f.epilogue >= 0 && !product)
+      continue;
+    if ((!f.buffered && !product) || f.ridesWith >= 0 || f.rowGroup >= 0)
       continue;
     // Uninitialized memory needs a buffer and nothing written into it.
     if (n->op() == OpKind::Empty)
@@ -544,6 +630,12 @@ void Scheduler::group() {
     if (isOpaque(n->op())) {
       Slot slot{Slot::Kind::Opaque, f.avail - 1, toShape(n->shape()), {i}, ""};
       slot.why = "an opaque op runs its own implementation";
+      if (product) {
+        llvm::ArrayRef<uint32_t> members = epilogues_.find(i)->second;
+        slot.members.append(members.begin(), members.end());
+        slot.why = "an opaque op runs its own implementation (its consumers "
+                   "in its epilogue)";
+      }
       separate.push_back(std::move(slot));
       continue;
     }
@@ -649,6 +741,7 @@ Schedule schedule(llvm::ArrayRef<NodeRef> nodes,
   Scheduler sched(s, limits);
   sched.analyze(isStored);
   sched.applyRowGroups();
+  sched.applyEpilogues();
   sched.group();
   return s;
 }

@@ -24,6 +24,11 @@ struct FusionLimits {
   /// stored and loaded back when its inlined expression costs more than
   /// this, so a loop-carried value is never recomputed from its history.
   int crossStageBudget = 4;
+  /// Consumers a small product's kernel computes at most (fusion/epilogue.h):
+  /// the generated kernel repeats its epilogue for each of up to 16 rows,
+  /// so its code grows with both. A decode step's epilogues have one to
+  /// three; later consumers run in kernels of their own.
+  int epilogueMembers = 16;
 };
 
 /// What a flush computes, with the facts every later pass reads.
@@ -52,14 +57,21 @@ struct Schedule {
     /// A member of a row group (fusion/row_groups.h): computed by that
     /// group's Rowwise kernel, at its stage.
     int rowGroup = -1;
+    /// A small product with an epilogue, or a member of one
+    /// (fusion/epilogue.h): the product's index in `nodes`. Members are
+    /// computed by the product's kernel, at its stage, and read from
+    /// outside it through their buffers; the product has a buffer only
+    /// when Ruby holds it or something outside its epilogue reads it.
+    int epilogue = -1;
   };
   struct KernelSlot {
     enum class Kind : uint8_t { Elementwise, AxisReduce, Scatter, Opaque, Rowwise } kind;
     int stage = 0;
     llvm::SmallVector<int64_t, 4> domain;
     /// Buffered elementwise nodes it stores, full reductions it computes,
-    /// the axis reduction or the scatter it runs, a row group's members:
-    /// indices into `nodes`.
+    /// the axis reduction or the scatter it runs, a row group's members,
+    /// an opaque op (and after it, its epilogue's members): indices into
+    /// `nodes`.
     llvm::SmallVector<uint32_t, 4> members;
     std::string why;
   };

@@ -13,6 +13,7 @@
 #include "fusion/row_program.h"
 #include "ops/reference.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <memory>
@@ -66,11 +67,14 @@ template <class A> A finishFold(OpKind op, A total, int64_t count) {
 
 class KernelRun {
 public:
+  /// `result`: for an opaque kernel's epilogue, the op's result, computed
+  /// and rounded by its reference, contiguous over the domain.
   KernelRun(const Kernel &k, llvm::ArrayRef<Ref<Buffer>> buffers,
-            const DeviceModel &model)
+            const DeviceModel &model, const void *result = nullptr)
       // Tiles are written before they are read: leave them uninitialized
       // (zeroing 2 KB a value dominated small kernels).
-      : k_(k), buffers_(buffers), values_(new Tile[k.values.size()]),
+      : k_(k), buffers_(buffers), result_(static_cast<const char *>(result)),
+        values_(new Tile[k.values.size()]),
         coords_(k.bases.size()), pred_(k.bases.size()),
         order_(reduceOrder(k, model)) {
     switch (order_.kind) {
@@ -99,7 +103,10 @@ public:
       runRows();
       return;
     case Kernel::Kind::Opaque:
-      throw Error(ErrorKind::Internal, "[cpu] an opaque kernel is not interpreted");
+      // Only its epilogue is interpreted, over the result.
+      if (!k_.hasEpilogue() || !result_)
+        throw Error(ErrorKind::Internal, "[cpu] an opaque kernel is not interpreted");
+      break;
     }
     int64_t n = k_.domainSize();
     for (int64_t start = 0; start < n; start += kTile)
@@ -268,6 +275,11 @@ private:
     case Value::Kind::Op:
       applyOp(v, out);
       return;
+    case Value::Kind::Result: {
+      size_t size = sizeOf(v.dtype);
+      std::memcpy(out.bytes, result_ + start_ * size, size_t(lanes_) * size);
+      return;
+    }
     case Value::Kind::RowReduce: {
       // This row's fold, the same at every element of the row.
       size_t size = sizeOf(v.dtype);
@@ -520,6 +532,7 @@ private:
 
   const Kernel &k_;
   llvm::ArrayRef<Ref<Buffer>> buffers_;
+  const char *result_;
   std::unique_ptr<Tile[]> values_;
   std::vector<std::vector<int64_t>> coords_;
   std::vector<std::vector<uint8_t>> pred_;
@@ -550,7 +563,18 @@ public:
       if (k.kind == Kernel::Kind::Opaque) {
         OpaqueCall call = opaqueCallOf(k, pointers);
         call.errorWord = static_cast<uint32_t *>(device().errorWord());
+        // An epilogue reads the result as the op stores it (rounded to its
+        // dtype), as the separate elementwise kernel would have: the op
+        // writes it aside, and the epilogue runs over it.
+        Ref<Buffer> result;
+        if (k.hasEpilogue()) {
+          result = hostDevice()->pool().allocateInternal(
+              std::max<size_t>(size_t(k.domainSize()) * sizeOf(k.opaqueDtype), 1));
+          call.out = result->data();
+        }
         runOpaqueReference(call);
+        if (result)
+          KernelRun(k, buffers, device().model(), result->data()).run();
       } else {
         KernelRun(k, buffers, device().model()).run();
       }

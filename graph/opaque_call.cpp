@@ -8,8 +8,8 @@ OpaqueCall opaqueCallOf(const Kernel &k, llvm::ArrayRef<void *> pointers) {
   call.scalar = k.opaqueScalar;
   call.ints = k.opaqueInts;
   call.checkTag = k.checkTag;
-  for (size_t i = 0; i < k.operandLoads.size(); ++i) {
-    const Load &l = k.loads[k.operandLoads[i]];
+  for (size_t i = 0; i < k.operands.size(); ++i) {
+    const Load &l = k.operands[i];
     OpaqueOperand o;
     o.data = pointers[l.buffer];
     o.dtype = l.dtype;
@@ -18,10 +18,13 @@ OpaqueCall opaqueCallOf(const Kernel &k, llvm::ArrayRef<void *> pointers) {
     o.offset = l.index.offset;
     call.operands.push_back(std::move(o));
   }
-  const Store &s = k.stores[0];
-  call.out = static_cast<char *>(pointers[s.buffer]) + s.index.offset * sizeOf(s.dtype);
-  call.outDtype = s.dtype;
+  call.outDtype = k.opaqueDtype;
   call.outShape = k.domain;
+  // With an epilogue the result goes where the caller puts it.
+  if (!k.hasEpilogue()) {
+    const Store &s = k.stores[0];
+    call.out = static_cast<char *>(pointers[s.buffer]) + s.index.offset * sizeOf(s.dtype);
+  }
   return call;
 }
 

@@ -10,7 +10,8 @@
 namespace cumo {
 
 /// `pointers[i]` is the address of plan buffer i (host or device memory,
-/// whichever the executor runs on).
+/// whichever the executor runs on). A kernel with an epilogue stores no
+/// result of its own: `out` is left null for the caller to set.
 OpaqueCall opaqueCallOf(const Kernel &k, llvm::ArrayRef<void *> pointers);
 
 } // namespace cumo

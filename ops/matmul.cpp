@@ -15,6 +15,13 @@ namespace cumo {
 
 DType matmulAccumulator(DType t) { return isNarrowFloat(t) ? DType::SFloat : t; }
 
+bool isSmallProduct(DType t, llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b) {
+  if (!isFloat(t) || a.empty() || b.empty() || a.size() > 2 || b.size() > 2 || a.back() == 0)
+    return false;
+  int64_t m = a.size() == 2 ? a[0] : 1;
+  return m <= kMaxSmallRows;
+}
+
 bool allowTf32() {
   static const bool on = envFlag("CUMO_ALLOW_TF32", false);
   return on;

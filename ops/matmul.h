@@ -34,6 +34,17 @@ NodeRef gemmOp(const ArrayHandle &a, const ArrayHandle &b, const Scalar &alpha,
 /// numpy's do).
 DType matmulAccumulator(DType t);
 
+/// Rows of the small operand a small product has at most.
+constexpr int64_t kMaxSmallRows = 16;
+
+/// Whether a product of class `t` of operands shaped `a` and `b` is small:
+/// a few rows (up to kMaxSmallRows, or a vector) times one matrix or
+/// vector, no batch, a real float class, k > 0. The GPU computes these with
+/// a generated matrix-vector kernel (fusion/cuda_gemv_codegen.cpp) rather
+/// than cuBLAS, and so fusion can run their elementwise consumers inside
+/// it (fusion/epilogue.h): one rule for the schedule and the executors.
+bool isSmallProduct(DType t, llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
+
 /// CUMO_ALLOW_TF32: SFloat and SComplex products on the tensor cores as
 /// TF32 (off by default: single precision bit for bit). Read once.
 bool allowTf32();

@@ -170,8 +170,10 @@ void checkParams(const Plan &plan, const Kernel &k) {
   CHECK(block.size() == base + offsets["<size>"]);
   llvm::ArrayRef<char> b(block);
   CHECK(readAt<int64_t>(b, base + offsets.at("n")) == k.domainSize());
-  for (size_t d = 0; d < k.domain.size(); ++d)
-    CHECK(readAt<int64_t>(b, base + offsets.at("ext") + 8 * d) == k.domain[d]);
+  // (An opaque block carries its operands' extents instead.)
+  if (k.kind != Kernel::Kind::Opaque)
+    for (size_t d = 0; d < k.domain.size(); ++d)
+      CHECK(readAt<int64_t>(b, base + offsets.at("ext") + 8 * d) == k.domain[d]);
   for (size_t i = 0; i < k.loads.size(); ++i) {
     std::string ld = "ld" + std::to_string(i);
     CHECK(readAt<void *>(b, base + offsets.at(ld)) == buffers[k.loads[i].buffer]);
@@ -194,7 +196,9 @@ void checkParams(const Plan &plan, const Kernel &k) {
 void compilePlan(const Plan &plan) {
   for (const Kernel &k : plan.kernels) {
     CHECK(!compileOrFail(k).empty());
-    if (k.kind != Kernel::Kind::Opaque) // an opaque block lists its operands
+    // An opaque block lists its operands; an epilogue's loads and stores
+    // are an elementwise kernel's.
+    if (k.kind != Kernel::Kind::Opaque || k.hasEpilogue())
       checkParams(plan, k);
   }
 }
@@ -453,6 +457,29 @@ const SmallProductCase kSmallProducts[] = {
     // decode's shapes: k split over many blocks, folded by the last
     {1, 3072, 768, false}, {8, 768, 2304, false},
 };
+
+/// A small product with a decode step's consumers in its epilogue:
+/// gelu_tanh(x @ w + bias) * 0.5 + residual, the product held by Ruby
+/// (then stored too) or collected.
+Plan epiloguePlan(DType t, const SmallProductCase &c, bool holdProduct) {
+  Shape rows = c.rows ? Shape{c.rows, c.n} : Shape{c.n};
+  Handle x = wrap(input(t, c.rows ? Shape{c.rows, c.k} : Shape{c.k}, 60));
+  Handle w = wrap(input(t, c.transposedW ? Shape{c.n, c.k} : Shape{c.k, c.n}, 61));
+  Handle bias = wrap(input(t, {c.n}, 62));
+  Handle residual = wrap(input(t, rows, 63));
+  ArrayHandle wt(w->storageRef(), transposeLayout(w->layout(), {}, "transpose"));
+  Handle product = wrap(matmulOp("matmul", *x, c.transposedW ? wt : *w));
+  Handle biased = wrap(binary(OpKind::Add, *product, *bias));
+  Handle act = wrap(unaryOp(OpKind::GeluTanh, *biased));
+  Handle half = wrap(binary(OpKind::Mul, *act, Scalar::ofFloat(0.5)));
+  NodeRef out = binary(OpKind::Add, *half, *residual);
+  biased.reset();
+  act.reset();
+  half.reset();
+  if (!holdProduct)
+    product.reset();
+  return planOf({out});
+}
 
 /// A scan of `shape`, read through a reversed view when `reversed`, fed
 /// by an elementwise producer (stored first: an opaque op reads buffers).
@@ -952,6 +979,8 @@ TEST_CASE("a prepared kernel patches its last block as packing would write it") 
   plans.push_back(randPlan(DType::Int32, {17}, Scalar::ofInt(-5), Scalar::ofInt(9)));
   plans.push_back(dotPlan(100, DType::SFloat));
   plans.push_back(chainPlan(4, 6, 2.5, OpKind::Mul));
+  // An epilogue's loads, stores and scalars, after the product's operands.
+  plans.push_back(epiloguePlan(DType::SFloat, {3, 77, 45, false}, true));
   for (Plan &plan : plans) {
     for (Kernel &k : plan.kernels) {
       PreparedKernel prepared(k, h200());
@@ -1108,6 +1137,34 @@ TEST_CASE("small products are the generated matrix-vector kernel in either layou
         onlyKey(smallProductPlan(DType::SFloat, 1, 700, 450, true)));
   CHECK(onlyKey(smallProductPlan(DType::SFloat, 1, 77, 45, true)) !=
         onlyKey(smallProductPlan(DType::SFloat, 1, 77, 45, false)));
+}
+
+TEST_CASE("a small product computes its consumers in its kernel, compiled for every real float class") {
+  for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
+    for (const SmallProductCase &c : kSmallProducts)
+      for (bool held : {false, true}) {
+        CAPTURE(nameOf(t));
+        CAPTURE(c.rows);
+        CAPTURE(c.transposedW);
+        CAPTURE(held);
+        Plan p = epiloguePlan(t, c, held);
+        REQUIRE(p.kernels.size() == 1);
+        const Kernel &k = p.kernels[0];
+        CHECK(isSmallProduct(k));
+        REQUIRE(k.hasEpilogue());
+        // The answer, and the raw product only when Ruby holds it.
+        CHECK(k.stores.size() == (held ? 2u : 1u));
+        CHECK((k.stores[0].value == 0) == held);
+        std::string src = generateCuda(k, h200()).source;
+        CHECK(src.find("cumo_ops::m_gelu_tanh(") != std::string::npos);
+        compilePlan(p);
+      }
+  // Extents stay parameters; holding the product is structure.
+  SmallProductCase a{3, 77, 45, false}, b{3, 700, 450, false};
+  CHECK(onlyKey(epiloguePlan(DType::SFloat, a, false)) ==
+        onlyKey(epiloguePlan(DType::SFloat, b, false)));
+  CHECK(onlyKey(epiloguePlan(DType::SFloat, a, false)) !=
+        onlyKey(epiloguePlan(DType::SFloat, a, true)));
 }
 
 TEST_CASE("the row operations are one rowwise kernel each, compiled for every float class") {
@@ -1517,6 +1574,20 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
                        : t == DType::SFloat ? 1e-5 * sums
                                             : 1e-2);
       }
+  }
+  SUBCASE("small products with an epilogue") {
+    for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
+      for (const SmallProductCase &c : kSmallProducts)
+        for (bool held : {false, true}) {
+          CAPTURE(nameOf(t));
+          CAPTURE(c.rows);
+          CAPTURE(c.transposedW);
+          CAPTURE(held);
+          // The product sums in another order than the reference's; its
+          // consumers then agree up to that rounding and gelu_tanh's tanh.
+          compareWithCpu(epiloguePlan(t, c, held),
+                         t == DType::DFloat ? 1e-12 : t == DType::SFloat ? 1e-5 : 1e-2);
+        }
   }
   SUBCASE("matmul (the generated kernel)") {
     for (DType t : {DType::Int8, DType::Int32, DType::UInt64, DType::Int64})

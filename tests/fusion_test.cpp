@@ -25,48 +25,6 @@ Plan explain(std::initializer_list<const ArrayHandle *> roots) {
   return engine().explain(nodes);
 }
 
-/// The plan buffer `n` gets, or -1.
-int bufferOf(const Plan &plan, const Node *n) {
-  for (size_t i = 0; i < plan.buffers.size(); ++i)
-    if (plan.buffers[i].node.get() == n && plan.buffers[i].role != PlanBuffer::Role::Input)
-      return int(i);
-  return -1;
-}
-
-int countRole(const Plan &plan, PlanBuffer::Role role) {
-  int n = 0;
-  for (const PlanBuffer &b : plan.buffers)
-    n += b.role == role;
-  return n;
-}
-
-const Store *storeTo(const Kernel &k, int buffer) {
-  for (const Store &s : k.stores)
-    if (int(s.buffer) == buffer)
-      return &s;
-  return nullptr;
-}
-
-bool loadsFrom(const Kernel &k, int buffer) {
-  for (const Load &l : k.loads)
-    if (int(l.buffer) == buffer)
-      return true;
-  return false;
-}
-
-/// The kernel that stores or reduces into `buffer`, or -1.
-int writerOf(const Plan &plan, int buffer) {
-  for (size_t i = 0; i < plan.kernels.size(); ++i) {
-    const Kernel &k = plan.kernels[i];
-    if (storeTo(k, buffer))
-      return int(i);
-    for (const Reduce &r : k.reduces)
-      if (int(r.buffer) == buffer)
-        return int(i);
-  }
-  return -1;
-}
-
 std::vector<double> iota(int64_t n) {
   std::vector<double> v(static_cast<size_t>(n), 0.0);
   for (int64_t i = 0; i < n; ++i)

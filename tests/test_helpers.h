@@ -150,4 +150,52 @@ struct NoBudgetFlush {
   ~NoBudgetFlush() { PendingList::get().limits() = saved; }
 };
 
+// Plan inspection, for the suites that check what fusion built.
+
+/// The plan buffer `n` gets, or -1.
+inline int bufferOf(const Plan &plan, const Node *n) {
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (plan.buffers[i].node.get() == n && plan.buffers[i].role != PlanBuffer::Role::Input)
+      return int(i);
+  return -1;
+}
+
+inline int countRole(const Plan &plan, PlanBuffer::Role role) {
+  int n = 0;
+  for (const PlanBuffer &b : plan.buffers)
+    n += b.role == role;
+  return n;
+}
+
+inline const Store *storeTo(const Kernel &k, int buffer) {
+  for (const Store &s : k.stores)
+    if (int(s.buffer) == buffer)
+      return &s;
+  return nullptr;
+}
+
+/// Whether `k` reads `buffer` (an opaque op's operands included).
+inline bool loadsFrom(const Kernel &k, int buffer) {
+  for (const Load &l : k.loads)
+    if (int(l.buffer) == buffer)
+      return true;
+  for (const Load &l : k.operands)
+    if (int(l.buffer) == buffer)
+      return true;
+  return false;
+}
+
+/// The kernel that stores or reduces into `buffer`, or -1.
+inline int writerOf(const Plan &plan, int buffer) {
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    const Kernel &k = plan.kernels[i];
+    if (storeTo(k, buffer))
+      return int(i);
+    for (const Reduce &r : k.reduces)
+      if (int(r.buffer) == buffer)
+        return int(i);
+  }
+  return -1;
+}
+
 } // namespace cumo::test

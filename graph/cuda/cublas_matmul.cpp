@@ -91,7 +91,7 @@ bool MatmulWork::operator==(const MatmulWork &o) const {
 bool CublasMatmul::computes(const Kernel &k) {
   if (k.kind != Kernel::Kind::Opaque || k.opaqueOp != OpKind::MatMul)
     return false;
-  DType t = k.stores[0].dtype;
+  DType t = k.opaqueDtype;
   return (isFloat(t) || isComplex(t)) && !isSmallProduct(k);
 }
 
