@@ -236,6 +236,10 @@ LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model) {
   int64_t sms = std::max(model.smCount, 1);
   LaunchConfig c;
   c.block = kGemvBlock;
+  if (e.m == 0 || e.n == 0) {
+    c.grid = 0; // an empty result: nothing to launch
+    return c;
+  }
   if (alongK(k)) {
     int64_t perBlock = kGemvBlock / kWarpSize;
     c.grid = uint32_t(std::clamp<int64_t>((e.n + perBlock - 1) / perBlock, 1,

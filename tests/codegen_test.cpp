@@ -451,6 +451,13 @@ struct SmallProductCase {
   int64_t rows, k, n;
   bool transposedW;
 };
+/// How far a small product may be from the reference's: it sums k terms in
+/// another order, so by as much as k sums of rounding allow.
+double smallProductTolerance(DType t, int64_t k) {
+  double sums = std::max(1.0, double(k) / 100);
+  return t == DType::DFloat ? 1e-12 * sums : t == DType::SFloat ? 1e-5 * sums : 1e-2;
+}
+
 const SmallProductCase kSmallProducts[] = {
     {0, 77, 45, false}, {1, 77, 45, true}, {3, 100, 33, false}, {8, 64, 130, true},
     {16, 33, 70, false}, {5, 300, 1, true}, {2, 1, 40, false},
@@ -1566,13 +1573,8 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
         CAPTURE(nameOf(t));
         CAPTURE(c.rows);
         CAPTURE(c.transposedW);
-        // Summed in another order than the reference's: rounding apart,
-        // by as much as k sums of rounding allow.
-        double sums = std::max(1.0, double(c.k) / 100);
         compareWithCpu(smallProductPlan(t, c.rows, c.k, c.n, c.transposedW, 3),
-                       t == DType::DFloat ? 1e-12 * sums
-                       : t == DType::SFloat ? 1e-5 * sums
-                                            : 1e-2);
+                       smallProductTolerance(t, c.k));
       }
   }
   SUBCASE("small products with an epilogue") {
@@ -1585,8 +1587,7 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
           CAPTURE(held);
           // The product sums in another order than the reference's; its
           // consumers then agree up to that rounding and gelu_tanh's tanh.
-          compareWithCpu(epiloguePlan(t, c, held),
-                         t == DType::DFloat ? 1e-12 : t == DType::SFloat ? 1e-5 : 1e-2);
+          compareWithCpu(epiloguePlan(t, c, held), smallProductTolerance(t, c.k));
         }
   }
   SUBCASE("matmul (the generated kernel)") {
