@@ -18,13 +18,6 @@ using namespace cumo::test;
 
 namespace {
 
-Plan explain(std::initializer_list<const ArrayHandle *> roots) {
-  llvm::SmallVector<NodeRef, 8> nodes;
-  for (const ArrayHandle *h : roots)
-    nodes.push_back(h->value());
-  return engine().explain(nodes);
-}
-
 std::vector<double> iota(int64_t n) {
   std::vector<double> v(static_cast<size_t>(n), 0.0);
   for (int64_t i = 0; i < n; ++i)

@@ -152,6 +152,14 @@ struct NoBudgetFlush {
 
 // Plan inspection, for the suites that check what fusion built.
 
+/// What a flush of the arrays `roots` would run (Engine::explain).
+inline Plan explain(std::initializer_list<const ArrayHandle *> roots) {
+  llvm::SmallVector<NodeRef, 8> nodes;
+  for (const ArrayHandle *h : roots)
+    nodes.push_back(h->value());
+  return engine().explain(nodes);
+}
+
 /// The plan buffer `n` gets, or -1.
 inline int bufferOf(const Plan &plan, const Node *n) {
   for (size_t i = 0; i < plan.buffers.size(); ++i)
