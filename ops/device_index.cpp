@@ -1,6 +1,7 @@
 #include "ops/device_index.h"
 
 #include "core/error.h"
+#include "core/stats.h"
 #include "ops/creation.h"
 #include "ops/record.h"
 #include "ops/shape_ops.h"
@@ -102,7 +103,77 @@ bool positionsAreDistinct(const DevicePositions &p) {
   return true;
 }
 
+namespace {
+
+/// The tables recorded since the last plan ran, by what they were made of.
+/// A decode step writes its 24 KV caches at one device position: one
+/// table serves all of them, where each write would record (and a kernel
+/// store) a table of its own. An entry holds the index arrays' storages,
+/// so their addresses cannot be reused by other arrays while it stands, and
+/// their versions, which any write to them changes.
+struct TableMemo {
+  std::vector<int64_t> key;
+  std::vector<Ref<Storage>> indices;
+  uint64_t plans = 0; ///< Stats::plans_run when recorded
+  NodeRef table;
+};
+constexpr size_t kTableMemoEntries = 8;
+
+std::vector<TableMemo> &tableMemo() {
+  static std::vector<TableMemo> memo;
+  return memo;
+}
+
+std::vector<int64_t> tableKey(const DevicePositions &p, llvm::ArrayRef<int64_t> shape) {
+  std::vector<int64_t> k(shape.begin(), shape.end());
+  k.push_back(-1);
+  k.push_back(p.hasOffset);
+  k.push_back(p.offset);
+  for (const PositionTerm &t : p.terms) {
+    k.insert(k.end(), {int64_t(t.kind), t.axis, t.count, t.start, t.step, t.extent, t.stride,
+                       int64_t(t.values.size())});
+    k.insert(k.end(), t.values.begin(), t.values.end());
+    if (t.index) {
+      const Layout &l = t.index->layout();
+      k.push_back(int64_t(reinterpret_cast<uintptr_t>(&t.index->storage())));
+      k.push_back(int64_t(t.index->storage().version()));
+      k.push_back(l.offset);
+      k.push_back(l.ndim());
+      k.insert(k.end(), l.shape.begin(), l.shape.end());
+      k.insert(k.end(), l.strides.begin(), l.strides.end());
+    }
+  }
+  return k;
+}
+
+NodeRef recordTable(const DevicePositions &p, llvm::ArrayRef<int64_t> shape);
+
+} // namespace
+
 NodeRef devicePositionTable(const DevicePositions &p, llvm::ArrayRef<int64_t> shape) {
+  std::vector<TableMemo> &memo = tableMemo();
+  uint64_t plans = Stats::get().plans_run;
+  // Entries from before the last plan ran go: their tables are settled or
+  // were never needed, and holding them only holds memory.
+  llvm::erase_if(memo, [&](const TableMemo &m) { return m.plans != plans; });
+  std::vector<int64_t> key = tableKey(p, shape);
+  for (const TableMemo &m : memo)
+    if (m.key == key)
+      return m.table;
+  NodeRef table = recordTable(p, shape);
+  if (memo.size() == kTableMemoEntries)
+    memo.erase(memo.begin());
+  TableMemo m{std::move(key), {}, plans, table};
+  for (const PositionTerm &t : p.terms)
+    if (t.index)
+      m.indices.push_back(t.index->storageRef());
+  memo.push_back(std::move(m));
+  return table;
+}
+
+namespace {
+
+NodeRef recordTable(const DevicePositions &p, llvm::ArrayRef<int64_t> shape) {
   int64_t rank = int64_t(shape.size());
   std::vector<PositionTerm> terms = p.terms;
   // Integer indices add a constant: into a range's start where there is
@@ -133,5 +204,7 @@ NodeRef devicePositionTable(const DevicePositions &p, llvm::ArrayRef<int64_t> sh
     throw Error(ErrorKind::Internal, "[index] a device selection without an index array");
   return broadcastNode(table, shape, "index");
 }
+
+} // namespace
 
 } // namespace cumo

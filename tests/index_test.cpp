@@ -240,6 +240,35 @@ TEST_CASE("a write into an array nothing else sees goes into its buffer; a seen 
   }
 }
 
+TEST_CASE("writes at one device position share its table until the position changes") {
+  H k = seq(DType::SFloat, {2, 6, 3});
+  H v = seq(DType::SFloat, {2, 6, 3});
+  H pos = upload(DType::Int32, {1}, values<int64_t>({4}));
+  H row = upload(DType::SFloat, {2, 1, 3}, values<int64_t>({-1, -2, -3, -4, -5, -6}));
+  read<float>(*k);
+  read<float>(*v);
+  std::vector<float> want = read<float>(*k);
+  auto tables = [](const Plan &p) {
+    return llvm::count_if(p.buffers, [](const PlanBuffer &b) {
+      return b.role != PlanBuffer::Role::Input && b.dtype == DType::Int64;
+    });
+  };
+  write(*k, {item(all()), onDevice(*pos), item(all())}, *row);
+  write(*v, {item(all()), onDevice(*pos), item(all())}, *row);
+  CHECK(tables(engine().explain({k->value(), v->value()})) == 1);
+  // The position moves (a write into its array): a table of its own.
+  H one = upload(DType::Int32, {1}, values<int64_t>({1}));
+  assign(*pos, {all()}, *one);
+  write(*k, {item(all()), onDevice(*pos), item(all())}, *row);
+  CHECK(tables(engine().explain({k->value(), v->value()})) == 2);
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t c = 0; c < 3; ++c) {
+      want[size_t(b * 18 + 4 * 3 + c)] = -float(b * 3 + c + 1);
+      want[size_t(b * 18 + 1 * 3 + c)] = -float(b * 3 + c + 1);
+    }
+  CHECK(read<float>(*k) == want);
+}
+
 TEST_CASE("a device position out of range raises IndexError at the next read") {
   H a = seq(DType::SFloat, {3, 4});
   SUBCASE("a read names [] and answers 0 there") {
