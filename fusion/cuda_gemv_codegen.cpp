@@ -42,30 +42,81 @@ constexpr uint32_t kGemvBlock = 256;
 constexpr uint32_t kGemvSlices = kGemvBlock / kWarpSize;
 constexpr int64_t kGemvBlocksPerSm = 32;
 
-/// The store of element (r, j) of the product from `total`, the
-/// accumulated sum, as one statement.
+/// The axes of a batched product's batch (the broadcast of both
+/// operands' leading axes; none unless both are matrices).
+int32_t batchRank(const KernelShape &s) {
+  int32_t ra = s.operandRanks[0], rb = s.operandRanks[1];
+  return ra >= 2 && rb >= 2 ? std::max(ra, rb) - 2 : 0;
+}
+
+/// Operand `o`'s axis that batch axis `d` (of `nb`) reads, or -1 where it
+/// has none (broadcast).
+int32_t batchAxisOf(const KernelShape &s, int32_t o, int32_t d, int32_t nb) {
+  int32_t own = s.operandRanks[o] - 2;
+  int32_t axis = d - (nb - own);
+  return axis >= 0 ? axis : -1;
+}
+
+/// Statements at `indent` that decode batch index `bi` into the operands'
+/// start offsets `a_b` and `b_b` and, when `coords`, the batch coordinates
+/// `bc<d>`: the last batch axis varies fastest, and an operand's axis of
+/// extent one is broadcast (its stride ignored).
+std::string emitBatchDecode(const KernelShape &s, int indent, bool coords) {
+  std::string os;
+  int32_t nb = batchRank(s);
+  line(os, indent, "long long a_b = P.in0_off, b_b = P.in1_off;");
+  if (nb == 0)
+    return os;
+  line(os, indent, "long long rest = bi;");
+  for (int32_t d = nb; d-- > 0;) {
+    std::string D = std::to_string(d);
+    int32_t da = batchAxisOf(s, 0, d, nb), db = batchAxisOf(s, 1, d, nb);
+    std::string ea = da >= 0 ? "P.in0_ext[" + std::to_string(da) + "]" : "1LL";
+    std::string eb = db >= 0 ? "P.in1_ext[" + std::to_string(db) + "]" : "1LL";
+    line(os, indent, "const long long e" + D + " = max(" + ea + ", " + eb + ");");
+    line(os, indent, "const long long c" + D + " = rest % e" + D + "; rest /= e" + D + ";");
+    if (da >= 0)
+      line(os, indent, "if (" + ea + " != 1) a_b += c" + D + " * P.in0_s[" +
+                           std::to_string(da) + "];");
+    if (db >= 0)
+      line(os, indent, "if (" + eb + " != 1) b_b += c" + D + " * P.in1_s[" +
+                           std::to_string(db) + "];");
+    if (coords)
+      line(os, indent, "const long long bc" + D + " = c" + D + ";");
+  }
+  return os;
+}
+
+/// The store of element (r, j) of batch bi of the product from `total`,
+/// the accumulated sum, as one statement.
 std::string storeResult(const KernelShape &s, DType acc) {
-  return "P.out[P.out_off + r * N + j] = " +
+  return "P.out[P.out_off + (bi * M + r) * N + j] = " +
          castExpr(acc, s.outDtype, "cumo_ops::wmul(alpha, total)") + ";";
 }
 
-/// The statements that write element (r, j) from `total` at `indent`: the
-/// product's store, or with an epilogue the product rounded to its dtype
-/// as that store would round it, and the consumers computed from it.
+/// The statements that write element (r, j) of batch bi from `total` at
+/// `indent`: the product's store, or with an epilogue the product rounded
+/// to its dtype as that store would round it, and the consumers computed
+/// from it.
 std::string emitWrite(const KernelShape &s, DType acc, int indent) {
   std::string os;
   if (!s.hasEpilogue()) {
     line(os, indent, storeResult(s, acc));
     return os;
   }
-  // The domain is the result's shape: (M, N), (N) for a vector times a
-  // matrix, (M) for a matrix times a vector, () for two vectors.
+  // The domain is the result's shape: (batch..., M, N), (N) for a vector
+  // times a matrix, (M) for a matrix times a vector, () for two vectors.
   int32_t ra = s.operandRanks[0], rb = s.operandRanks[1];
-  line(os, indent, "const I idx = (I)(r * N + j);");
+  int32_t nb = batchRank(s);
+  line(os, indent, "const I idx = (I)((bi * M + r) * N + j);");
+  if (nb > 0)
+    os += emitBatchDecode(s, indent, true);
   int32_t axis = 0;
-  if (ra == 2)
+  for (; axis < nb; ++axis)
+    line(os, indent, "const I c0_" + std::to_string(axis) + " = (I)bc" + std::to_string(axis) + ";");
+  if (ra >= 2)
     line(os, indent, "const I c0_" + std::to_string(axis++) + " = (I)r;");
-  if (rb == 2)
+  if (rb >= 2)
     line(os, indent, "const I c0_" + std::to_string(axis++) + " = (I)j;");
   line(os, indent, "(void)idx;");
   line(os, indent, "const " + cType(s.outDtype).str() + " " + kResultName + " = " +
@@ -73,38 +124,57 @@ std::string emitWrite(const KernelShape &s, DType acc, int indent) {
   emitElementBody(s, os, indent);
   return os;
 }
+
+/// The matrix's axis along k: its first, or for a batch of matrices the
+/// second to last.
+size_t kAxisOf(size_t rank) { return rank >= 2 ? rank - 2 : 0; }
 } // namespace
 
 void analyzeGemv(const Kernel &k, KernelShape &s) {
   const Shape &a = k.operandShapes[0];
-  int64_t m = a.size() == 2 ? a[0] : 1;
+  int64_t m = a.size() >= 2 ? a[a.size() - 2] : 1;
   int32_t rows = 1;
   while (rows < m)
     rows *= 2;
   s.gemvRows = rows;
-  // The matrix's stride along k, the first of its axes.
-  s.gemvAlongK = k.operands[1].index.strides[0] == 1;
+  const Load &b = k.operands[1];
+  s.gemvAlongK = b.index.strides[kAxisOf(b.index.strides.size())] == 1;
 }
 
 void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   int32_t ra = s.operandRanks[0], rb = s.operandRanks[1];
+  int32_t nb = batchRank(s);
   DType acc = matmulAccumulator(s.outDtype);
   std::string a = cType(acc).str();
   auto cast = [&](size_t operand, const std::string &e) {
     return castExpr(s.operandDtypes[operand], acc, e);
+  };
+  auto ext = [](int o, int32_t axis) {
+    return "P.in" + std::to_string(o) + "_ext[" + std::to_string(axis) + "]";
+  };
+  auto stride = [](int o, int32_t axis) {
+    return "P.in" + std::to_string(o) + "_s[" + std::to_string(axis) + "]";
   };
   uint32_t block = kGemvBlock;
   os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ") " + entry +
         "(const unsigned char *__restrict__ params) {\n";
   os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
   os += "  constexpr int MR = " + std::to_string(s.gemvRows) + ";\n";
-  os += "  const long long K = P.in0_ext[" + std::to_string(ra - 1) + "];\n";
-  os += "  const long long M = " + (ra == 2 ? std::string("P.in0_ext[0]") : "1LL") + ";\n";
-  os += "  const long long N = " + (rb == 2 ? std::string("P.in1_ext[1]") : "1LL") + ";\n";
-  os += "  const long long a_r = " + (ra == 2 ? std::string("P.in0_s[0]") : "0LL") +
-        ", a_c = P.in0_s[" + std::to_string(ra - 1) + "];\n";
-  os += "  const long long b_r = P.in1_s[0], b_c = " +
-        (rb == 2 ? std::string("P.in1_s[1]") : "0LL") + ";\n";
+  os += "  const long long K = " + ext(0, ra - 1) + ";\n";
+  os += "  const long long M = " + (ra >= 2 ? ext(0, ra - 2) : "1LL") + ";\n";
+  os += "  const long long N = " + (rb >= 2 ? ext(1, rb - 1) : "1LL") + ";\n";
+  os += "  const long long a_r = " + (ra >= 2 ? stride(0, ra - 2) : "0LL") +
+        ", a_c = " + stride(0, ra - 1) + ";\n";
+  os += "  const long long b_r = " + stride(1, int32_t(kAxisOf(size_t(rb)))) +
+        ", b_c = " + (rb >= 2 ? stride(1, rb - 1) : "0LL") + ";\n";
+  // The batch: how many products, each (M, N) of the contiguous result.
+  std::string batches = "1LL";
+  for (int32_t d = 0; d < nb; ++d) {
+    int32_t da = batchAxisOf(s, 0, d, nb), db = batchAxisOf(s, 1, d, nb);
+    batches += " * max(" + (da >= 0 ? ext(0, da) : "1LL") + ", " +
+               (db >= 0 ? ext(1, db) : "1LL") + ")";
+  }
+  os += "  const long long B = " + batches + ";\n";
   os += "  const " + a + " alpha = (" + a + ")(P.alpha);\n";
   os += "  const long long lane = threadIdx.x & 31u;\n";
   // An epilogue's addresses are computed in 64 bits: a product's few
@@ -116,17 +186,20 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
                      "        for (int r = 0; r < MR; ++r)\n"
                      "          if (r < M)\n"
                      "            acc[r] = cumo_ops::wadd(acc[r], cumo_ops::wmul(" +
-                     cast(0, "P.in0[P.in0_off + r * a_r + p * a_c]") + ", bv));\n";
+                     cast(0, "P.in0[a_b + r * a_r + p * a_c]") + ", bv));\n";
   if (s.gemvAlongK) {
+    // A warp per output column of every product of the batch.
     os += "  const long long warps = (long long)gridDim.x * (blockDim.x >> 5);\n";
-    os += "  for (long long j = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);"
-          " j < N; j += warps) {\n";
+    os += "  for (long long col = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);"
+          " col < B * N; col += warps) {\n";
+    os += "    const long long bi = col / N, j = col % N;\n";
+    os += emitBatchDecode(s, 4, false);
     os += "    " + a + " acc[MR];\n";
     os += "    #pragma unroll\n    for (int r = 0; r < MR; ++r) acc[r] = (" + a + ")0;\n";
-    os += "    const long long bo = P.in1_off + j * b_c;\n";
+    os += "    const long long bo = b_b + j * b_c;\n";
     os += "    #pragma unroll 4\n";
     os += "    for (long long p = lane; p < K; p += 32) {\n";
-    os += "        const " + a + " bv = " + cast(1, "P.in1[bo + p]") + ";\n";
+    os += "        const " + a + " bv = " + cast(1, "P.in1[bo + p]") + ";\n"; // b_r is 1
     os += step;
     os += "    }\n";
     os += "    #pragma unroll\n    for (int r = 0; r < MR; ++r) {\n";
@@ -138,33 +211,38 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
     os += "    }\n  }\n}\n";
     return;
   }
-  // Thread per column: a block takes 32 columns and one of `splits` equal
-  // runs of k (blockIdx.x = tile + tiles * split), its 8 warps striding
-  // that run. A decode step's weights are (k, n) with n of 768 to 3072:
-  // 24 to 96 column tiles, too few blocks to keep the memory busy, so k is
-  // split until the grid fills the device (gemvLaunch). The warps' partials
-  // fold in order through shared memory; with several splits each block
-  // leaves its partial in scratch, and the last block of a tile to arrive
-  // folds them in split order (deterministic, whichever arrives last) and
-  // rearms the tile's counter for the next launch.
+  // Thread per column: a block takes 32 columns of one product of the
+  // batch and one of `splits` equal runs of k (blockIdx.x = tile + tiles *
+  // (split + splits * bi)), its 8 warps striding that run. A decode step's
+  // weights are (k, n) with n of 768 to 3072: 24 to 96 column tiles, too
+  // few blocks to keep the memory busy, so k is split until the grid fills
+  // the device (gemvLaunch). The warps' partials fold in order through
+  // shared memory; with several splits each block leaves its partial in
+  // scratch, and the last block of a tile to arrive folds them in split
+  // order (deterministic, whichever arrives last) and rearms the tile's
+  // counter for the next launch.
   std::string slices = std::to_string(kGemvSlices);
   os += "  const long long slice = threadIdx.x >> 5;\n";
   os += "  __shared__ " + a + " part[" + slices + "][MR][32];\n";
   os += "  __shared__ bool last;\n";
   os += "  const long long tiles = (N + 31) / 32;\n";
-  os += "  const long long splits = (long long)gridDim.x / tiles;\n";
-  os += "  const long long tile = (long long)blockIdx.x % tiles, split = (long long)blockIdx.x / tiles;\n";
+  os += "  const long long splits = (long long)gridDim.x / (tiles * B);\n";
+  os += "  const long long tile = (long long)blockIdx.x % tiles;\n";
+  os += "  const long long split = (long long)blockIdx.x / tiles % splits;\n";
+  os += "  const long long bi = (long long)blockIdx.x / tiles / splits;\n";
   os += "  const long long chunk = (K + splits - 1) / splits;\n";
   os += "  const long long k0 = split * chunk, k1 = min(K, k0 + chunk);\n";
-  // As gemvScratchBytes lays it out: a counter per tile, then the partials.
+  // As gemvScratchBytes lays it out: a counter per tile of each product,
+  // then the partials.
   os += "  unsigned int *counters = reinterpret_cast<unsigned int *>(P.scratch);\n";
   os += "  " + a + " *partials = reinterpret_cast<" + a +
-        " *>(P.scratch + (tiles * 4 + 15) / 16 * 16);\n";
+        " *>(P.scratch + (B * tiles * 4 + 15) / 16 * 16);\n";
+  os += emitBatchDecode(s, 2, false);
   os += "  const long long j = tile * 32 + lane;\n";
   os += "  " + a + " acc[MR];\n";
   os += "  #pragma unroll\n  for (int r = 0; r < MR; ++r) acc[r] = (" + a + ")0;\n";
   os += "  if (j < N) {\n";
-  os += "    const long long bo = P.in1_off + j * b_c;\n";
+  os += "    const long long bo = b_b + j * b_c;\n";
   os += "    #pragma unroll 4\n";
   os += "    for (long long p = k0 + slice; p < k1; p += " + slices + ") {\n";
   os += "        const " + a + " bv = " + cast(1, "P.in1[bo + p * b_r]") + ";\n";
@@ -180,23 +258,24 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
     os += "      if (splits == 1) {\n" + emitWrite(s, acc, 8) + "      }\n";
   else
     os += "      if (splits == 1) { " + storeResult(s, acc) + " }\n";
-  os += "      else partials[(split * M + r) * N + j] = total;\n";
+  os += "      else partials[((bi * splits + split) * M + r) * N + j] = total;\n";
   os += "    }\n  }\n";
   os += "  if (splits == 1) return;\n";
   os += "  __threadfence();\n";
   os += "  __syncthreads();\n";
-  os += "  if (threadIdx.x == 0) last = atomicAdd(counters + tile, 1u) == (unsigned int)(splits - 1);\n";
+  os += "  if (threadIdx.x == 0)\n";
+  os += "    last = atomicAdd(counters + bi * tiles + tile, 1u) == (unsigned int)(splits - 1);\n";
   os += "  __syncthreads();\n";
   os += "  if (!last) return;\n";
   os += "  __threadfence();\n";
   os += "  if (slice == 0 && j < N) {\n";
   os += "    for (int r = 0; r < MR && r < M; ++r) {\n";
-  os += "      " + a + " total = __ldcg(partials + r * N + j);\n";
+  os += "      " + a + " total = __ldcg(partials + ((bi * splits) * M + r) * N + j);\n";
   os += "      for (long long q = 1; q < splits; ++q)\n";
-  os += "        total = cumo_ops::wadd(total, __ldcg(partials + (q * M + r) * N + j));\n";
+  os += "        total = cumo_ops::wadd(total, __ldcg(partials + ((bi * splits + q) * M + r) * N + j));\n";
   os += emitWrite(s, acc, 6);
   os += "    }\n  }\n";
-  os += "  if (threadIdx.x == 0) counters[tile] = 0u;\n";
+  os += "  if (threadIdx.x == 0) counters[bi * tiles + tile] = 0u;\n";
   os += "}\n";
 }
 
@@ -209,13 +288,25 @@ constexpr int64_t kGemvMinSplitRows = 4 * int64_t(kGemvSlices);
 constexpr int64_t kGemvSplitBlocksPerSm = 8;
 
 struct GemvExtents {
-  int64_t m, k, n;
+  int64_t batch, m, k, n;
 };
 GemvExtents gemvExtents(const Kernel &k) {
   const Shape &a = k.operandShapes[0], &b = k.operandShapes[1];
-  return {a.size() == 2 ? a[0] : 1, a.back(), b.size() == 2 ? b[1] : 1};
+  GemvExtents e{1, a.size() >= 2 ? a[a.size() - 2] : 1, a.back(), b.size() >= 2 ? b.back() : 1};
+  if (a.size() >= 2 && b.size() >= 2) {
+    // The batch axes broadcast, aligned at their ends.
+    size_t na = a.size() - 2, nb = b.size() - 2;
+    for (size_t d = 0; d < std::max(na, nb); ++d) {
+      int64_t ea = d < na ? a[na - 1 - d] : 1, eb = d < nb ? b[nb - 1 - d] : 1;
+      e.batch *= std::max(ea, eb);
+    }
+  }
+  return e;
 }
-bool alongK(const Kernel &k) { return k.operands[1].index.strides[0] == 1; }
+bool alongK(const Kernel &k) {
+  const Load &b = k.operands[1];
+  return b.index.strides[kAxisOf(b.index.strides.size())] == 1;
+}
 size_t alignTo16(size_t n) { return (n + 15) / 16 * 16; }
 } // namespace
 
@@ -224,11 +315,12 @@ size_t gemvScratchBytes(const Kernel &k, const LaunchConfig &launch) {
     return 0;
   GemvExtents e = gemvExtents(k);
   int64_t tiles = (e.n + kGemvTileColumns - 1) / kGemvTileColumns;
-  int64_t splits = tiles ? int64_t(launch.grid) / tiles : 1;
+  int64_t splits = tiles && e.batch ? int64_t(launch.grid) / (tiles * e.batch) : 1;
   if (splits <= 1)
     return 0;
   size_t acc = sizeOf(matmulAccumulator(k.opaqueDtype));
-  return alignTo16(size_t(tiles) * 4) + alignTo16(size_t(splits * e.m * e.n) * acc);
+  return alignTo16(size_t(e.batch * tiles) * 4) +
+         alignTo16(size_t(e.batch * splits * e.m * e.n) * acc);
 }
 
 LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model) {
@@ -236,22 +328,22 @@ LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model) {
   int64_t sms = std::max(model.smCount, 1);
   LaunchConfig c;
   c.block = kGemvBlock;
-  if (e.m == 0 || e.n == 0) {
+  if (e.m == 0 || e.n == 0 || e.batch == 0) {
     c.grid = 0; // an empty result: nothing to launch
     return c;
   }
   if (alongK(k)) {
     int64_t perBlock = kGemvBlock / kWarpSize;
-    c.grid = uint32_t(std::clamp<int64_t>((e.n + perBlock - 1) / perBlock, 1,
+    c.grid = uint32_t(std::clamp<int64_t>((e.batch * e.n + perBlock - 1) / perBlock, 1,
                                           sms * kGemvBlocksPerSm));
     return c;
   }
-  // Every tile of 32 columns once, times the splits of k that fill the
-  // device, each at least kGemvMinSplitRows long.
-  int64_t tiles = std::max<int64_t>((e.n + kGemvTileColumns - 1) / kGemvTileColumns, 1);
-  int64_t want = sms * kGemvSplitBlocksPerSm / tiles;
+  // Every tile of 32 columns of every product once, times the splits of k
+  // that fill the device, each at least kGemvMinSplitRows long.
+  int64_t tiles = (e.n + kGemvTileColumns - 1) / kGemvTileColumns;
+  int64_t want = sms * kGemvSplitBlocksPerSm / (tiles * e.batch);
   int64_t splits = std::clamp<int64_t>(std::min(want, e.k / kGemvMinSplitRows), 1, 1024);
-  c.grid = uint32_t(tiles * splits);
+  c.grid = uint32_t(tiles * splits * e.batch);
   return c;
 }
 

@@ -16,10 +16,24 @@ namespace cumo {
 DType matmulAccumulator(DType t) { return isNarrowFloat(t) ? DType::SFloat : t; }
 
 bool isSmallProduct(DType t, llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b) {
-  if (!isFloat(t) || a.empty() || b.empty() || a.size() > 2 || b.size() > 2 || a.back() == 0)
+  if (!isFloat(t) || a.empty() || b.empty() || a.back() == 0)
     return false;
-  int64_t m = a.size() == 2 ? a[0] : 1;
-  return m <= kMaxSmallRows;
+  // A batch only of matrices by matrices (the vector cases of a batch keep
+  // cuBLAS).
+  bool batched = a.size() > 2 || b.size() > 2;
+  if (batched && (a.size() < 2 || b.size() < 2))
+    return false;
+  int64_t m = a.size() >= 2 ? a[a.size() - 2] : 1;
+  if (m > kMaxSmallRows)
+    return false;
+  // The batch's outputs, each a warp or a thread, counted in 32 bits.
+  int64_t outputs = m * (b.size() >= 2 ? b.back() : 1);
+  for (size_t d = 0; d + 2 < std::max(a.size(), b.size()); ++d) {
+    int64_t ea = d + 2 < a.size() ? a[a.size() - 3 - d] : 1;
+    int64_t eb = d + 2 < b.size() ? b[b.size() - 3 - d] : 1;
+    outputs *= std::max(ea, eb);
+  }
+  return outputs <= kMaxSmallOutputs;
 }
 
 bool allowTf32() {

@@ -36,10 +36,14 @@ DType matmulAccumulator(DType t);
 
 /// Rows of the small operand a small product has at most.
 constexpr int64_t kMaxSmallRows = 16;
+/// Outputs of a small product, its whole batch, at most.
+constexpr int64_t kMaxSmallOutputs = int64_t(1) << 26;
 
 /// Whether a product of class `t` of operands shaped `a` and `b` is small:
 /// a few rows (up to kMaxSmallRows, or a vector) times one matrix or
-/// vector, no batch, a real float class, k > 0. The GPU computes these with
+/// vector, or a batch of such matrices by matrices (decode's attention:
+/// one query row by each head's keys), a real float class, k > 0, at most
+/// kMaxSmallOutputs outputs. The GPU computes these with
 /// a generated matrix-vector kernel (fusion/cuda_gemv_codegen.cpp) rather
 /// than cuBLAS, and so fusion can run their elementwise consumers inside
 /// it (fusion/epilogue.h): one rule for the schedule and the executors.

@@ -20,6 +20,7 @@
 #include "ops/fancy_index.h"
 #include "ops/indexing.h"
 #include "ops/math.h"
+#include "ops/layout.h"
 #include "ops/matmul.h"
 #include "ops/quantize.h"
 #include "ops/reduction.h"
@@ -444,6 +445,32 @@ Plan smallProductPlan(DType t, int64_t rows, int64_t k, int64_t n, bool transpos
   ArrayHandle wt(w->storageRef(), transposeLayout(w->layout(), {}, "transpose"));
   return planOf({matmulOp("matmul", *x, transposedW ? wt : *w, Scalar::ofInt(alpha))});
 }
+
+/// A batch of small products a @ b, b stored with its last two axes
+/// swapped and read through swapaxes when `swappedB` (decode's
+/// `q.matmul(k_cache.swapaxes(2, 3))`: unit-strided along k).
+Plan batchedSmallPlan(DType t, Shape aShape, Shape bShape, bool swappedB) {
+  Handle x = wrap(input(t, aShape, 52));
+  Shape stored = bShape;
+  size_t r = stored.size();
+  if (swappedB)
+    std::swap(stored[r - 1], stored[r - 2]);
+  Handle w = wrap(input(t, stored, 53));
+  ArrayHandle ws(w->storageRef(), swapaxesLayout(w->layout(), int64_t(r) - 1, int64_t(r) - 2));
+  return planOf({matmulOp("matmul", *x, swappedB ? ws : *w, Scalar::ofInt(1))});
+}
+
+struct BatchedSmallCase {
+  Shape a, b;
+  bool swappedB;
+};
+const BatchedSmallCase kBatchedSmall[] = {
+    {{1, 12, 1, 64}, {1, 12, 64, 1024}, true},  // decode: scores against the keys
+    {{1, 12, 1, 1024}, {1, 12, 1024, 64}, false}, // decode: the values
+    {{2, 1, 5, 7}, {3, 7, 4}, false},             // broadcast batch axes
+    {{3, 8, 2, 33}, {8, 33, 70}, true},
+    {{4, 3, 200}, {4, 200, 40}, false},           // k split over blocks
+};
 
 /// Small products: one row and a vector, rows up to the limit, both
 /// layouts of the matrix, k not a multiple of the warp.
@@ -1134,9 +1161,21 @@ TEST_CASE("small products are the generated matrix-vector kernel in either layou
       CHECK(src.find("constexpr int MR") != std::string::npos);
       compilePlan(p);
     }
-  // Seventeen rows, a batch, or a complex class go to cuBLAS.
+  // A batch of small products is one kernel too, in either layout.
+  for (DType t : {DType::SFloat, DType::BFloat})
+    for (const BatchedSmallCase &c : kBatchedSmall) {
+      CAPTURE(nameOf(t));
+      CAPTURE(c.a.size());
+      Plan p = batchedSmallPlan(t, c.a, c.b, c.swappedB);
+      REQUIRE(p.kernels.size() == 1);
+      CHECK(isSmallProduct(p.kernels[0]));
+      compilePlan(p);
+    }
+  // Seventeen rows, a batch of matrices by vectors, or a complex class go
+  // to cuBLAS.
   CHECK(!isSmallProduct(smallProductPlan(DType::SFloat, 17, 8, 8, false).kernels[0]));
-  CHECK(!isSmallProduct(matmulPlan(DType::SFloat, {2, 1, 5, 7}, {3, 7, 4}).kernels[0]));
+  CHECK(!isSmallProduct(matmulPlan(DType::SFloat, {2, 3, 4}, {4}).kernels[0]));
+  CHECK(!isSmallProduct(matmulPlan(DType::SFloat, {2, 17, 5}, {2, 5, 3}).kernels[0]));
   CHECK(!isSmallProduct(smallProductPlan(DType::SComplex, 1, 8, 8, false).kernels[0]));
   CHECK(!isSmallProduct(smallProductPlan(DType::Int32, 1, 8, 8, false).kernels[0]));
   // A longer k or n keeps the kernel; the other layout does not.
@@ -1575,6 +1614,14 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
         CAPTURE(c.transposedW);
         compareWithCpu(smallProductPlan(t, c.rows, c.k, c.n, c.transposedW, 3),
                        smallProductTolerance(t, c.k));
+      }
+    for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
+      for (const BatchedSmallCase &c : kBatchedSmall) {
+        CAPTURE(nameOf(t));
+        CAPTURE(c.a.size());
+        CAPTURE(c.swappedB);
+        compareWithCpu(batchedSmallPlan(t, c.a, c.b, c.swappedB),
+                       smallProductTolerance(t, c.a.back()));
       }
   }
   SUBCASE("small products with an epilogue") {
