@@ -126,7 +126,7 @@ TEST_CASE("consumers that cannot join stay outside") {
     CHECK(plan.kernels[1].domain == Shape({3, 4, 24}));
   }
   SUBCASE("a product cuBLAS computes") {
-    for (Shape hs : {Shape{17, 32}, Shape{2, 3, 32}}) {
+    for (Shape hs : {Shape{17, 32}, Shape{2, 17, 32}}) {
       CAPTURE(shapeToString(hs));
       H h = upload(DType::SFloat, hs, ramp(numElements(hs), 0.25));
       Step s(1);

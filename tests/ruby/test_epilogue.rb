@@ -45,8 +45,8 @@ class TestEpilogue < Minitest::Test
   end
 
   # The product forced first: its consumers run in a kernel of their own.
-  def unfused(h, w)
-    p = h.dot(w)
+  def unfused(h, w, op = :dot)
+    p = h.public_send(op, w)
     p.to_a
     yield p
   end
@@ -154,12 +154,25 @@ class TestEpilogue < Minitest::Test
     assert_equal (want + c * 2 + b).to_a, y.to_a
   end
 
-  # Products cuBLAS computes (more than 16 rows, a batch) keep their
-  # consumers in a kernel of their own.
+  # A batch of small products takes its epilogue too (decode's scores,
+  # scaled and masked).
+  def test_a_batch_of_small_products_takes_its_epilogue
+    klass = Cumo::SFloat
+    q = klass.new(2, 3, 1, K).rand
+    keys = klass.new(2, 3, COLS, K).rand
+    mask = klass.new(COLS).rand
+    Cumo.sync
+    y = q.matmul(keys.swapaxes(2, 3)) * 0.125 + mask
+    assert_equal [[:matmul, %i[matmul mul add]]], kernels(y)
+    assert_equal unfused(q, keys.swapaxes(2, 3), :matmul) { |p| p * 0.125 + mask }.to_a, y.to_a
+  end
+
+  # Products cuBLAS computes (more than 16 rows, alone or in a batch) keep
+  # their consumers in a kernel of their own.
   def test_library_products_keep_a_separate_consumer
     klass = Cumo::SFloat
     b = klass.new(COLS).rand
-    [klass.new(17, K).rand, klass.new(2, 3, K).rand].each do |h|
+    [klass.new(17, K).rand, klass.new(2, 17, K).rand].each do |h|
       w = klass.new(K, COLS).rand
       Cumo.sync
       y = h.dot(w) + b
