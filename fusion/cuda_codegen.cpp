@@ -416,8 +416,7 @@ void emitParamStruct(const KernelShape &s, std::string &os) {
 void emitVectorLoop(const KernelShape &s, std::string &os) {
   int32_t v = s.vector;
   std::string V = std::to_string(v);
-  os += "template <class T> struct alignas(sizeof(T) * " + V + ") cumo_vec { T e[" + V +
-        "]; };\n\n";
+  os += vectorTypeDecl();
   os += "__device__ __forceinline__ void cumo_vloop(const CumoParams &P) {\n";
   line(os, 2, "typedef int I;");
   line(os, 2, "const I stride = (I)gridDim.x * (I)blockDim.x;");
@@ -437,8 +436,8 @@ void emitVectorLoop(const KernelShape &s, std::string &os) {
         continue;
       std::string t = cType(l.dtype).str();
       std::string ld = "ld" + std::to_string(i);
-      line(os, 4, "const cumo_vec<" + t + "> " + vecName("ld", i, chunk) +
-                      " = *reinterpret_cast<const cumo_vec<" + t + "> *>(P." + ld + " + (I)P." +
+      line(os, 4, "const cumo_vec<" + t + ", " + V + "> " + vecName("ld", i, chunk) +
+                      " = *reinterpret_cast<const cumo_vec<" + t + ", " + V + "> *>(P." + ld + " + (I)P." +
                       ld + "_off + cs[" + std::to_string(chunk) + "] * " + V + ");");
     }
   for (int chunk = 0; chunk < 2; ++chunk)
@@ -474,9 +473,9 @@ void emitVectorLoop(const KernelShape &s, std::string &os) {
       for (int32_t e = 0; e < v; ++e)
         init += (e ? ", " : "") + std::string("v") + std::to_string(st.value) + "_" + at +
                 std::to_string(e);
-      line(os, indent, guard + "*reinterpret_cast<cumo_vec<" + t + "> *>(P." + name + " + (I)P." +
+      line(os, indent, guard + "*reinterpret_cast<cumo_vec<" + t + ", " + V + "> *>(P." + name + " + (I)P." +
                            name + "_off + cs[" + std::to_string(chunk) + "] * " + V +
-                           ") = cumo_vec<" + t + ">{{" + init + "}};");
+                           ") = cumo_vec<" + t + ", " + V + ">{{" + init + "}};");
     }
     if (chunk)
       line(os, 4, "}");

@@ -130,6 +130,22 @@ std::string emitWrite(const KernelShape &s, DType acc, int indent) {
 size_t kAxisOf(size_t rank) { return rank >= 2 ? rank - 2 : 0; }
 } // namespace
 
+int32_t gemvVector(DType matrix) {
+  return int32_t(std::max<size_t>(16 / sizeOf(matrix), 1));
+}
+
+bool gemvColumnsAligned(const Kernel &k) {
+  const Load &b = k.operands[1];
+  int64_t v = gemvVector(b.dtype);
+  size_t kAxis = kAxisOf(b.index.strides.size());
+  if (b.index.offset % v != 0)
+    return false;
+  for (size_t d = 0; d < b.index.strides.size(); ++d)
+    if (d != kAxis && b.index.strides[d] % v != 0 && k.operandShapes[1][d] > 1)
+      return false;
+  return true;
+}
+
 void analyzeGemv(const Kernel &k, KernelShape &s) {
   const Shape &a = k.operandShapes[0];
   int64_t m = a.size() >= 2 ? a[a.size() - 2] : 1;
@@ -156,6 +172,8 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
     return "P.in" + std::to_string(o) + "_s[" + std::to_string(axis) + "]";
   };
   uint32_t block = kGemvBlock;
+  if (s.gemvAlongK)
+    os += vectorTypeDecl();
   os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ") " + entry +
         "(const unsigned char *__restrict__ params) {\n";
   os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
@@ -188,7 +206,12 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
                      "            acc[r] = cumo_ops::wadd(acc[r], cumo_ops::wmul(" +
                      cast(0, "P.in0[a_b + r * a_r + p * a_c]") + ", bv));\n";
   if (s.gemvAlongK) {
-    // A warp per output column of every product of the batch.
+    // A warp per output column of every product of the batch. Where every
+    // column of the matrix starts on a 16-byte boundary (P.bvec), each
+    // lane reads 16 bytes of it at a time (gemvVector elements), folding
+    // them in order, and the last k % V one at a time.
+    int32_t v = gemvVector(s.operandDtypes[1]);
+    std::string V = std::to_string(v), bt = cType(s.operandDtypes[1]).str();
     os += "  const long long warps = (long long)gridDim.x * (blockDim.x >> 5);\n";
     os += "  for (long long col = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);"
           " col < B * N; col += warps) {\n";
@@ -197,8 +220,19 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
     os += "    " + a + " acc[MR];\n";
     os += "    #pragma unroll\n    for (int r = 0; r < MR; ++r) acc[r] = (" + a + ")0;\n";
     os += "    const long long bo = b_b + j * b_c;\n";
+    os += "    const long long kv = P.bvec ? K / " + V + " * " + V + " : 0;\n";
+    os += "    #pragma unroll 2\n";
+    os += "    for (long long q = lane * " + V + "; q < kv; q += 32 * " + V + ") {\n";
+    os += "      const cumo_vec<" + bt + ", " + V + "> w = *reinterpret_cast<const cumo_vec<" + bt +
+          ", " + V + "> *>(P.in1 + bo + q);\n";
+    os += "      #pragma unroll\n";
+    os += "      for (int e = 0; e < " + V + "; ++e) {\n";
+    os += "        const long long p = q + e;\n";
+    os += "        const " + a + " bv = " + cast(1, "w.e[e]") + ";\n";
+    os += step;
+    os += "      }\n    }\n";
     os += "    #pragma unroll 4\n";
-    os += "    for (long long p = lane; p < K; p += 32) {\n";
+    os += "    for (long long p = kv + lane; p < K; p += 32) {\n";
     os += "        const " + a + " bv = " + cast(1, "P.in1[bo + p]") + ";\n"; // b_r is 1
     os += step;
     os += "    }\n";

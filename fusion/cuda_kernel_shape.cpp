@@ -283,6 +283,10 @@ void addIndex(Hasher &h, const IndexShape &i) {
 
 } // namespace
 
+std::string vectorTypeDecl() {
+  return "template <class T, int V> struct alignas(sizeof(T) * V) cumo_vec { T e[V]; };\n\n";
+}
+
 int32_t vectorWidth(const KernelShape &s) {
   if (s.kind != Kernel::Kind::Elementwise || !s.reduces.empty() || s.bases.size() != 1 ||
       !s.generators.empty())

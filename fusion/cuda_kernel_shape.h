@@ -350,6 +350,10 @@ inline std::string indexParam(const std::string &field) {
 /// KernelShape::vector), or 0.
 int32_t vectorWidth(const KernelShape &s);
 
+/// The source of `cumo_vec<T, V>`: V elements of T aligned as one access
+/// of V * sizeof(T) bytes, which the compiler loads and stores whole.
+std::string vectorTypeDecl();
+
 /// Declares the domain coordinates `c0_<d>` (zero).
 void emitDomainCoords(const KernelShape &s, std::string &os, int indent);
 /// Assigns the domain coordinates of `axes` from `flat`, a row-major index
@@ -377,6 +381,11 @@ void emitStore(const KernelShape &s, size_t i, std::string &os, int indent);
 void analyzeGemv(const Kernel &k, KernelShape &s);
 void emitGemv(const KernelShape &s, const std::string &entry, std::string &os);
 LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model);
+/// The along-k layout reads the matrix in vectors of this many elements
+/// (16 bytes), when gemvColumnsAligned: every column's start (the
+/// operand's offset and its strides but along k) is a multiple of it.
+int32_t gemvVector(DType matrix);
+bool gemvColumnsAligned(const Kernel &k);
 /// The thread-per-column layout's scratch when its launch splits k: a
 /// counter per column tile, then every block's partials (0 when unsplit).
 size_t gemvScratchBytes(const Kernel &k, const LaunchConfig &launch);

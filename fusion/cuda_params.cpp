@@ -342,6 +342,8 @@ void describeParams(const KernelShape &s, const PackInputs *in,
         f.note(ParamPatch::Kind::Scratch, 0);
         return in->scratch;
       });
+    if (s.gemvRows && s.gemvAlongK)
+      f.i64("bvec", [&] { return int64_t(gemvColumnsAligned(*k)); });
     if (s.hasEpilogue()) {
       describeElements(s, k, f);
       if (s.checksDivision)

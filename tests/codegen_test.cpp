@@ -787,7 +787,7 @@ TEST_CASE("contiguous elementwise kernels have a vector loop; strided and reduci
   REQUIRE(linear.kernels.size() == 1);
   std::string src = generateCuda(linear.kernels[0], h200()).source;
   CHECK(src.find("cumo_vloop(P)") != std::string::npos);
-  CHECK(src.find("struct alignas(sizeof(T) * 2) cumo_vec") != std::string::npos); // DFloat: 16 bytes
+  CHECK(src.find("cumo_vec<double, 2>") != std::string::npos); // DFloat: 16 bytes
   // A broadcast operand addresses by coordinates.
   CHECK(generateCuda(chainPlan(37, 129, 2.5, OpKind::Add).kernels[0], h200())
             .source.find("cumo_vloop") == std::string::npos);
@@ -1159,6 +1159,8 @@ TEST_CASE("small products are the generated matrix-vector kernel in either layou
       CHECK(isSmallProduct(p.kernels[0]));
       std::string src = generateCuda(p.kernels[0], h200()).source;
       CHECK(src.find("constexpr int MR") != std::string::npos);
+      // The along-k layout reads 16 bytes a lane where the columns allow.
+      CHECK((src.find("P.bvec") != std::string::npos) == c.transposedW);
       compilePlan(p);
     }
   // A batch of small products is one kernel too, in either layout.
