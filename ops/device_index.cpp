@@ -120,8 +120,10 @@ struct TableMemo {
 constexpr size_t kTableMemoEntries = 8;
 
 std::vector<TableMemo> &tableMemo() {
-  static std::vector<TableMemo> memo;
-  return memo;
+  // Never destroyed, as the engine is not: the nodes and storages it may
+  // still hold at exit must not outlive what they would release into.
+  static auto *memo = new std::vector<TableMemo>();
+  return *memo;
 }
 
 std::vector<int64_t> tableKey(const DevicePositions &p, llvm::ArrayRef<int64_t> shape) {
