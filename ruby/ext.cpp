@@ -275,14 +275,22 @@ void initHostHooks() {
   hooks.collectGarbage = [] { rb_gc(); };
   hooks.collectYoungGarbage = [] {
     // GC.start(full_mark: false, immediate_sweep: true); the keywords hash
-    // is built once and kept from the GC.
+    // is built once and kept from the GC. Registered before it is built:
+    // each step allocates and can run the GC (under device-memory pressure
+    // it does), which would free a hash only this static holds, and the
+    // next flush dup'ed whatever took its slot ([BUG] try to mark T_NONE
+    // object, CG at 512x512 with the GC before flushes).
     static VALUE opts = Qnil;
     if (NIL_P(opts)) {
+      static bool registered = false;
+      if (!registered) {
+        rb_gc_register_address(&opts);
+        registered = true;
+      }
       opts = rb_hash_new();
       rb_hash_aset(opts, ID2SYM(rb_intern("full_mark")), Qfalse);
       rb_hash_aset(opts, ID2SYM(rb_intern("immediate_sweep")), Qtrue);
       rb_obj_freeze(opts);
-      rb_gc_register_address(&opts);
     }
     VALUE args = rb_hash_dup(opts);
     rb_funcallv_kw(rb_mGC, rb_intern("start"), 1, &args, RB_PASS_KEYWORDS);
