@@ -22,8 +22,10 @@ size_t ReleaseQueue::drain() {
     count_ = 0;
   }
   size_t n = draining_.size();
-  for (ArrayHandle *h : draining_)
+  for (ArrayHandle *h : draining_) {
+    releasedBytes_ += h->reportedBytes;
     delete h; // may free nodes and buffers: we are at a safe point
+  }
   draining_.clear();
   return n;
 }
