@@ -41,12 +41,16 @@ size_t wrapperSize(const void *p) {
   return sizeof(ArrayHandle) + (h ? h->reportedBytes : 0);
 }
 
+// Write-barrier protected: a wrapper holds no reference to another Ruby
+// object (no dmark), so it needs no barriers, and the generational GC can
+// age wrappers normally instead of keeping every old one in the remembered
+// set it rescans at each minor GC.
 const rb_data_type_t kWrapperType = {
     "Cumo::NArray",
     {nullptr, wrapperFree, wrapperSize, nullptr},
     nullptr,
     nullptr,
-    RUBY_TYPED_FREE_IMMEDIATELY,
+    RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_WB_PROTECTED,
 };
 
 std::mutex gEngineMutex;
