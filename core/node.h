@@ -84,6 +84,9 @@ public:
   const Layout &layout() const { return layout_; }
   /// Turns the node into a materialized one and drops its inputs.
   void materialize(Ref<Buffer> buffer, Layout layout);
+  /// materialize with the contiguous layout of the node's shape, built in
+  /// place (what a flush does for every node it stores).
+  void materializeContiguous(Ref<Buffer> buffer);
 
   /// How many storages with live Ruby wrappers hold this node as their
   /// current value. A wrapped node is stored when its kernel runs; an

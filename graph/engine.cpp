@@ -250,12 +250,12 @@ void Engine::flush() {
   for (auto [position, buffer] : t->stored) {
     Node *n = nodes[position].get();
     if (buffers[buffer] && n->isWrapped())
-      n->materialize(buffers[buffer], Layout::contiguous(n->shape()));
+      n->materializeContiguous(buffers[buffer]);
   }
   for (auto [position, buffer] : t->aliases) {
     Node *n = nodes[position].get();
     if (buffers[buffer] && n->isWrapped())
-      n->materialize(buffers[buffer], Layout::contiguous(n->shape()));
+      n->materializeContiguous(buffers[buffer]);
   }
   // A plan reads views in place and leaves them pending. One that outlives
   // the flush (the cut fell between it and its consumer) would be a

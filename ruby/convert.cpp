@@ -133,8 +133,8 @@ IndexItem indexItemFrom(VALUE v, const char *op) {
            rb_obj_class(v));
 }
 
-std::vector<IndexItem> indexItemsFrom(int argc, const VALUE *argv, const char *op) {
-  std::vector<IndexItem> items;
+IndexItems indexItemsFrom(int argc, const VALUE *argv, const char *op) {
+  IndexItems items;
   items.reserve(size_t(argc));
   for (int i = 0; i < argc; ++i)
     items.push_back(indexItemFrom(argv[i], op));

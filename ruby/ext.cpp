@@ -85,7 +85,12 @@ bool dtypeOfClass(VALUE klass, DType *out) {
   return false;
 }
 
-bool isNArray(VALUE obj) { return rb_typeddata_is_kind_of(obj, &kWrapperType); }
+bool isNArray(VALUE obj) {
+  // rb_typeddata_is_kind_of's test without the call and the walk up parent
+  // types (ours has none): every op asks it of each operand.
+  return !RB_SPECIAL_CONST_P(obj) && RB_BUILTIN_TYPE(obj) == RUBY_T_DATA &&
+         RTYPEDDATA_P(obj) && RTYPEDDATA_TYPE(obj) == &kWrapperType;
+}
 
 ArrayHandle &handleOf(VALUE obj, const char *op) {
   if (!isNArray(obj))
