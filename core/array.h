@@ -110,6 +110,10 @@ bool settleView(Node &v);
 /// as an affine map from the layout's coordinates to base coordinates, each
 /// layout axis stepping along one base axis. Fails (nullopt) for layouts
 /// that cross rows, such as those reshape! produces.
+/// layoutAsAffine into `out` (its vectors reused); false, with `out` left
+/// unspecified, where there is no map.
+bool layoutAsAffine(const Layout &layout, llvm::ArrayRef<int64_t> baseShape,
+                    AffineMap &out);
 std::optional<AffineMap> layoutAsAffine(const Layout &layout,
                                         llvm::ArrayRef<int64_t> baseShape);
 

@@ -73,7 +73,8 @@ public:
 
   NodeExtra &extra() {
     if (!extra_)
-      extra_ = std::make_unique<NodeExtra>();
+      extra_.reset(new NodeExtra); // every member has its initializer: no
+                                   // zero-fill of the whole block first
     return *extra_;
   }
   const NodeExtra &extra() const { return *extra_; }

@@ -76,10 +76,12 @@ IndexItem rangeItem(VALUE begin, VALUE end, bool exclusive, long step) {
   it.kind = IndexItem::Kind::Range;
   it.hasBegin = !NIL_P(begin);
   it.hasEnd = !NIL_P(end);
+  // Fixnum ends (every slice a loop writes) without the Integer() call.
+  auto toInt = [](VALUE v) { return FIXNUM_P(v) ? int64_t(FIX2LONG(v)) : int64_t(NUM2LL(rb_Integer(v))); };
   if (it.hasBegin)
-    it.begin = NUM2LL(rb_Integer(begin));
+    it.begin = toInt(begin);
   if (it.hasEnd)
-    it.end = NUM2LL(rb_Integer(end));
+    it.end = toInt(end);
   it.exclusive = exclusive;
   it.step = step;
   return it;
