@@ -45,8 +45,8 @@ class Node : public RefCounted<Node> {
 public:
   enum class State : uint8_t { Pending, Materialized };
 
-  Node(OpKind op, DType dtype, Shape shape)
-      : op_(op), dtype_(dtype), shape_(std::move(shape)) {}
+  Node(OpKind op, DType dtype, llvm::ArrayRef<int64_t> shape)
+      : op_(op), dtype_(dtype), shape_(shape.begin(), shape.end()) {}
   ~Node();
   CUMO_FREE_LIST_ALLOCATED(Node)
 
