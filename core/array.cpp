@@ -67,27 +67,31 @@ void ArrayHandle::reshapeInPlace(llvm::ArrayRef<int64_t> shape) {
   noteLayout();
 }
 
-std::optional<AffineMap> layoutAsAffine(const Layout &layout,
-                                        llvm::ArrayRef<int64_t> baseShape) {
+bool layoutAsAffine(const Layout &layout, llvm::ArrayRef<int64_t> baseShape,
+                    AffineMap &m) {
   int64_t baseSize = numElements(baseShape);
   int64_t rank = baseShape.size();
   int64_t outRank = layout.shape.size();
   if (layout.size() == 0 || baseSize == 0)
-    return std::nullopt;
+    return false;
   if (layout.offset < 0 || layout.offset >= baseSize)
-    return std::nullopt;
-  Strides cs = contiguousStrides(baseShape);
-  AffineMap m;
+    return false;
+  // The base's row-major strides, innermost last.
+  llvm::SmallVector<int64_t, 8> cs(static_cast<size_t>(rank));
+  for (int64_t k = rank, step = 1; k-- > 0;) {
+    cs[k] = step;
+    step *= baseShape[k];
+  }
   m.inRank = rank;
   m.outRank = outRank;
-  m.matrix.assign(rank * outRank, 0);
-  m.offset.assign(rank, 0);
+  m.matrix.assign(size_t(rank * outRank), 0);
+  m.offset.resize(size_t(rank));
   int64_t rest = layout.offset;
   for (int64_t k = 0; k < rank; ++k) {
     m.offset[k] = cs[k] ? rest / cs[k] : 0;
     rest -= m.offset[k] * cs[k];
   }
-  llvm::SmallVector<bool, 4> used(rank, false);
+  llvm::SmallVector<bool, 8> used(static_cast<size_t>(rank), false);
   for (int64_t d = 0; d < outRank; ++d) {
     int64_t n = layout.shape[d];
     int64_t sd = layout.strides[d];
@@ -108,8 +112,16 @@ std::optional<AffineMap> layoutAsAffine(const Layout &layout,
       break;
     }
     if (!found)
-      return std::nullopt;
+      return false;
   }
+  return true;
+}
+
+std::optional<AffineMap> layoutAsAffine(const Layout &layout,
+                                        llvm::ArrayRef<int64_t> baseShape) {
+  AffineMap m;
+  if (!layoutAsAffine(layout, baseShape, m))
+    return std::nullopt;
   return m;
 }
 
@@ -127,10 +139,10 @@ std::optional<Layout> layoutInBuffer(const Node &base, const Layout &layout) {
     return l;
   }
   // The base's own layout is strided: map flat positions through it.
-  auto affine = layoutAsAffine(layout, base.shape());
-  if (!affine)
+  AffineMap affine;
+  if (!layoutAsAffine(layout, base.shape(), affine))
     return std::nullopt;
-  affine->applyToLayout(bl.strides, bl.offset, l.strides, l.offset);
+  affine.applyToLayout(bl.strides, bl.offset, l.strides, l.offset);
   return l;
 }
 } // namespace
@@ -146,12 +158,12 @@ NodeRef viewOfNode(const NodeRef &base, const Layout &layout) {
   }
   NodeRef v(new Node(OpKind::View, base->dtype(), layout.shape));
   v->addInput(base);
-  auto affine = layoutAsAffine(layout, base->shape());
-  if (affine) {
-    v->extra().view = std::move(*affine);
-  } else {
-    v->extra().flat = layout;
-    v->extra().flatView = true;
+  // The map is built in the node's own attributes: no temporary to move.
+  NodeExtra &e = v->extra();
+  if (!layoutAsAffine(layout, base->shape(), e.view)) {
+    e.view = AffineMap();
+    e.flat = layout;
+    e.flatView = true;
   }
   PendingList::get().add(v.get());
   return v;

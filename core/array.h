@@ -79,6 +79,10 @@ public:
   /// Made as a view object (see isView); writes through a whole view still
   /// replace the storage's value, as writes through any view reach it.
   bool viewObject = false;
+  /// Bytes the handle's owner reported to its host's GC for it (ruby/
+  /// reports a share of a fresh storage's device bytes); ReleaseQueue
+  /// totals them as it releases handles, for the owner to take back.
+  size_t reportedBytes = 0;
 
 private:
   void noteLayout();
@@ -106,6 +110,10 @@ bool settleView(Node &v);
 /// as an affine map from the layout's coordinates to base coordinates, each
 /// layout axis stepping along one base axis. Fails (nullopt) for layouts
 /// that cross rows, such as those reshape! produces.
+/// layoutAsAffine into `out` (its vectors reused); false, with `out` left
+/// unspecified, where there is no map.
+bool layoutAsAffine(const Layout &layout, llvm::ArrayRef<int64_t> baseShape,
+                    AffineMap &out);
 std::optional<AffineMap> layoutAsAffine(const Layout &layout,
                                         llvm::ArrayRef<int64_t> baseShape);
 

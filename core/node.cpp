@@ -20,6 +20,14 @@ void Node::materialize(Ref<Buffer> buffer, Layout layout) {
   extra_.reset();
 }
 
+void Node::materializeContiguous(Ref<Buffer> buffer) {
+  buffer_ = std::move(buffer);
+  layout_.setContiguous(shape_);
+  state_ = State::Materialized;
+  inputs_.clear();
+  extra_.reset();
+}
+
 NodeRef makeBufferNode(DType dtype, Ref<Buffer> buffer, Layout layout) {
   NodeRef n(new Node(OpKind::Buffer, dtype, layout.shape));
   n->materialize(std::move(buffer), std::move(layout));

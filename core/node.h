@@ -45,8 +45,8 @@ class Node : public RefCounted<Node> {
 public:
   enum class State : uint8_t { Pending, Materialized };
 
-  Node(OpKind op, DType dtype, Shape shape)
-      : op_(op), dtype_(dtype), shape_(std::move(shape)) {}
+  Node(OpKind op, DType dtype, llvm::ArrayRef<int64_t> shape)
+      : op_(op), dtype_(dtype), shape_(shape.begin(), shape.end()) {}
   ~Node();
   CUMO_FREE_LIST_ALLOCATED(Node)
 
@@ -73,7 +73,8 @@ public:
 
   NodeExtra &extra() {
     if (!extra_)
-      extra_ = std::make_unique<NodeExtra>();
+      extra_.reset(new NodeExtra); // every member has its initializer: no
+                                   // zero-fill of the whole block first
     return *extra_;
   }
   const NodeExtra &extra() const { return *extra_; }
@@ -84,6 +85,9 @@ public:
   const Layout &layout() const { return layout_; }
   /// Turns the node into a materialized one and drops its inputs.
   void materialize(Ref<Buffer> buffer, Layout layout);
+  /// materialize with the contiguous layout of the node's shape, built in
+  /// place (what a flush does for every node it stores).
+  void materializeContiguous(Ref<Buffer> buffer);
 
   /// How many storages with live Ruby wrappers hold this node as their
   /// current value. A wrapped node is stored when its kernel runs; an

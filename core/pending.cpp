@@ -101,7 +101,8 @@ void PendingList::add(Node *n) {
     ring_.push_back(sig);
   } else {
     ring_[ringPos_] = sig;
-    ringPos_ = (ringPos_ + 1) % ring_.size();
+    if (++ringPos_ == ring_.size())
+      ringPos_ = 0;
   }
 }
 

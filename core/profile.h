@@ -5,7 +5,6 @@
 // recording. Off, a phase costs one predictable branch.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 
 namespace cumo {
@@ -17,8 +16,15 @@ struct Profile {
   /// Device time of the plans launched (CUDA events around each graph
   /// replay), harvested as they complete; complete after Cumo.sync.
   uint64_t deviceNs = 0;
-  /// CUMO_PROFILE=1 (or any flag's yes) or CUMO_PROFILE=kernels.
+  /// CUMO_PROFILE=1 (or any flag's yes), CUMO_PROFILE=kernels or
+  /// CUMO_PROFILE=cpu.
   static bool enabled();
+  /// CUMO_PROFILE=cpu: the host phases count the thread's CPU time instead
+  /// of wall time, so that on a machine shared with other work, time the
+  /// process spent descheduled counts nowhere (waits then count ~0).
+  static bool cpuClock();
+  /// Now, in ns, on the clock the phases use.
+  static uint64_t now();
   /// CUMO_PROFILE=kernels: also time every kernel (event nodes between
   /// the graph's kernels, a wait after each replay) and print the table at
   /// exit. Slower: for finding the kernel that takes the time.
@@ -32,21 +38,18 @@ public:
   explicit ProfileScope(uint64_t Profile::*phase)
       : phase_(Profile::enabled() ? phase : nullptr) {
     if (phase_)
-      start_ = std::chrono::steady_clock::now();
+      start_ = Profile::now();
   }
   ~ProfileScope() {
     if (phase_)
-      Profile::get().*phase_ += uint64_t(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(
-              std::chrono::steady_clock::now() - start_)
-              .count());
+      Profile::get().*phase_ += Profile::now() - start_;
   }
   ProfileScope(const ProfileScope &) = delete;
   ProfileScope &operator=(const ProfileScope &) = delete;
 
 private:
   uint64_t Profile::*phase_;
-  std::chrono::steady_clock::time_point start_;
+  uint64_t start_ = 0;
 };
 
 } // namespace cumo

@@ -22,8 +22,34 @@ size_t ReleaseQueue::drain() {
     count_ = 0;
   }
   size_t n = draining_.size();
-  for (ArrayHandle *h : draining_)
+  ArrayHandle *const *hs = draining_.data();
+  // A GC frees wrappers in batches (thousands in a loop), made long ago and
+  // cold by now, and each release chases handle -> storage -> node (several
+  // lines) -> buffer, one cache miss after another: the drain was most of
+  // the release cost. Prefetch the chain a few handles ahead, a stage
+  // apart, so the misses overlap. Every object a prefetch reads through is
+  // alive: handle i + k is not deleted before iteration i + k.
+  constexpr size_t kStage = 4;
+  auto lines = [](const void *p, size_t bytes) {
+    const char *c = static_cast<const char *>(p);
+    for (size_t off = 0; off < bytes; off += 64)
+      __builtin_prefetch(c + off);
+    __builtin_prefetch(c + bytes - 1);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 4 * kStage < n)
+      lines(hs[i + 4 * kStage], sizeof(ArrayHandle));
+    if (i + 3 * kStage < n)
+      lines(hs[i + 3 * kStage]->storageRef().get(), sizeof(Storage));
+    if (i + 2 * kStage < n)
+      lines(hs[i + 2 * kStage]->storage().current(), sizeof(Node));
+    if (i + kStage < n)
+      if (const Buffer *b = hs[i + kStage]->storage().current()->buffer().get())
+        __builtin_prefetch(b);
+    ArrayHandle *h = hs[i];
+    releasedBytes_ += h->reportedBytes;
     delete h; // may free nodes and buffers: we are at a safe point
+  }
   draining_.clear();
   return n;
 }

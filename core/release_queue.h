@@ -5,6 +5,7 @@
 #pragma once
 
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace cumo {
@@ -19,12 +20,16 @@ public:
   /// At a safe point: deletes every queued handle. Answers how many.
   size_t drain();
   bool empty() const { return count_ == 0; }
+  /// The ArrayHandle::reportedBytes of the handles drained since the last
+  /// call.
+  size_t takeReleasedBytes() { return std::exchange(releasedBytes_, 0); }
 
 private:
   std::mutex mutex_;
   std::vector<ArrayHandle *> queued_;
   std::vector<ArrayHandle *> draining_;
   size_t count_ = 0;
+  size_t releasedBytes_ = 0;
 };
 
 } // namespace cumo

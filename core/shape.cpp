@@ -53,11 +53,22 @@ bool broadcastsTo(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<int64_t> to) {
   return true;
 }
 
+void Layout::setContiguous(llvm::ArrayRef<int64_t> shape, int64_t offset) {
+  // Into the vectors as they stand: no temporary to move from (a move of a
+  // small vector copies it anyway), no allocation once they have room.
+  this->shape.assign(shape.begin(), shape.end());
+  strides.resize(shape.size());
+  int64_t step = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = step;
+    step *= shape[i];
+  }
+  this->offset = offset;
+}
+
 Layout Layout::contiguous(llvm::ArrayRef<int64_t> shape, int64_t offset) {
   Layout l;
-  l.shape.assign(shape.begin(), shape.end());
-  l.strides = contiguousStrides(shape);
-  l.offset = offset;
+  l.setContiguous(shape, offset);
   return l;
 }
 

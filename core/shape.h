@@ -42,6 +42,8 @@ struct Layout {
   int64_t offset = 0;
 
   static Layout contiguous(llvm::ArrayRef<int64_t> shape, int64_t offset = 0);
+  /// Makes this the contiguous layout of `shape` in place.
+  void setContiguous(llvm::ArrayRef<int64_t> shape, int64_t offset = 0);
   int64_t size() const { return numElements(shape); }
   int64_t ndim() const { return static_cast<int64_t>(shape.size()); }
   /// Contiguous in the relaxed sense: axes of length one are ignored, since

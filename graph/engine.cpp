@@ -250,20 +250,28 @@ void Engine::flush() {
   for (auto [position, buffer] : t->stored) {
     Node *n = nodes[position].get();
     if (buffers[buffer] && n->isWrapped())
-      n->materialize(buffers[buffer], Layout::contiguous(n->shape()));
+      n->materializeContiguous(buffers[buffer]);
   }
   for (auto [position, buffer] : t->aliases) {
     Node *n = nodes[position].get();
     if (buffers[buffer] && n->isWrapped())
-      n->materialize(buffers[buffer], Layout::contiguous(n->shape()));
+      n->materializeContiguous(buffers[buffer]);
   }
+  pending.clearAfterFlush();
   // A plan reads views in place and leaves them pending. One that outlives
   // the flush (the cut fell between it and its consumer) would be a
   // pending node outside the next flush's list, found only by walking the
-  // graph: it becomes a view of its base's buffer now.
-  for (const NodeRef &n : nodes)
-    settleView(*n);
-  pending.clearAfterFlush();
+  // graph: it becomes a view of its base's buffer now. Latest first, every
+  // node only this list still holds is dropped (dropping its hold on its
+  // inputs): a view whose consumers all went with it dies unsettled, and
+  // most do.
+  for (size_t i = nodes.size(); i-- > 0;) {
+    if (nodes[i]->useCount() == 1) {
+      nodes[i].reset();
+      continue;
+    }
+    settleView(*nodes[i]);
+  }
   ++Stats::get().plans_run;
 }
 

@@ -7,7 +7,7 @@ namespace cumo {
 
 NodeRef record(OpKind op, DType dtype, llvm::ArrayRef<int64_t> shape,
                llvm::ArrayRef<NodeRef> inputs) {
-  NodeRef n(new Node(op, dtype, Shape(shape.begin(), shape.end())));
+  NodeRef n(new Node(op, dtype, shape));
   for (const NodeRef &in : inputs)
     n->addInput(in);
   ++Stats::get().nodes_recorded;

@@ -76,10 +76,12 @@ IndexItem rangeItem(VALUE begin, VALUE end, bool exclusive, long step) {
   it.kind = IndexItem::Kind::Range;
   it.hasBegin = !NIL_P(begin);
   it.hasEnd = !NIL_P(end);
+  // Fixnum ends (every slice a loop writes) without the Integer() call.
+  auto toInt = [](VALUE v) { return FIXNUM_P(v) ? int64_t(FIX2LONG(v)) : int64_t(NUM2LL(rb_Integer(v))); };
   if (it.hasBegin)
-    it.begin = NUM2LL(rb_Integer(begin));
+    it.begin = toInt(begin);
   if (it.hasEnd)
-    it.end = NUM2LL(rb_Integer(end));
+    it.end = toInt(end);
   it.exclusive = exclusive;
   it.step = step;
   return it;
@@ -133,8 +135,8 @@ IndexItem indexItemFrom(VALUE v, const char *op) {
            rb_obj_class(v));
 }
 
-std::vector<IndexItem> indexItemsFrom(int argc, const VALUE *argv, const char *op) {
-  std::vector<IndexItem> items;
+IndexItems indexItemsFrom(int argc, const VALUE *argv, const char *op) {
+  IndexItems items;
   items.reserve(size_t(argc));
   for (int i = 0; i < argc; ++i)
     items.push_back(indexItemFrom(argv[i], op));

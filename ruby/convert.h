@@ -24,8 +24,10 @@ Scalar scalarFor(VALUE v, DType t, const char *op);
 /// A shape from `new(3, 5)` or `new([3, 5])`.
 Shape shapeFromArgs(int argc, const VALUE *argv, const char *op);
 
-/// The index items of `a[...]`.
-std::vector<IndexItem> indexItemsFrom(int argc, const VALUE *argv, const char *op);
+/// The index items of `a[...]`: inline for up to four (no heap block to
+/// leak when a later argument raises).
+using IndexItems = llvm::SmallVector<IndexItem, 4>;
+IndexItems indexItemsFrom(int argc, const VALUE *argv, const char *op);
 /// One of them (an index array or a mask is ruby/indexing.cpp's).
 IndexItem indexItemFrom(VALUE v, const char *op);
 

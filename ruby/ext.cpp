@@ -24,36 +24,33 @@ VALUE gClasses[kNumDTypes];
 /// Device bytes a wrapper reports to Ruby's GC as one byte of memory.
 constexpr size_t kDeviceBytesPerReportedByte = 16;
 
-// The device bytes each wrapper reported to the GC, returned when the
-// handle is released at a safe point (never inside the GC itself).
-std::atomic<int64_t> gUnreported{0};
-
-struct Wrapper {
-  ArrayHandle *handle;
-  size_t reported;
-};
-
+// A wrapper's data pointer is its ArrayHandle itself (null until `allocate`'s
+// object is filled in): no separate block to allocate per op and to touch
+// and free in the sweep. The bytes it reported to the GC ride on the handle
+// (ArrayHandle::reportedBytes) and are returned when the handle is released
+// at a safe point (never inside the GC itself).
 void wrapperFree(void *p) {
-  auto *w = static_cast<Wrapper *>(p);
   // Runs inside the GC: only queue. The node and its buffer are released
   // at the next safe point (ReleaseQueue), and nothing here calls CUDA.
-  if (w->handle)
-    ReleaseQueue::get().push(w->handle);
-  gUnreported += int64_t(w->reported);
-  ruby_xfree(w);
+  if (p)
+    ReleaseQueue::get().push(static_cast<ArrayHandle *>(p));
 }
 
 size_t wrapperSize(const void *p) {
-  const auto *w = static_cast<const Wrapper *>(p);
-  return sizeof(Wrapper) + w->reported;
+  const auto *h = static_cast<const ArrayHandle *>(p);
+  return sizeof(ArrayHandle) + (h ? h->reportedBytes : 0);
 }
 
+// Write-barrier protected: a wrapper holds no reference to another Ruby
+// object (no dmark), so it needs no barriers, and the generational GC can
+// age wrappers normally instead of keeping every old one in the remembered
+// set it rescans at each minor GC.
 const rb_data_type_t kWrapperType = {
     "Cumo::NArray",
     {nullptr, wrapperFree, wrapperSize, nullptr},
     nullptr,
     nullptr,
-    RUBY_TYPED_FREE_IMMEDIATELY,
+    RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_WB_PROTECTED,
 };
 
 std::mutex gEngineMutex;
@@ -88,16 +85,21 @@ bool dtypeOfClass(VALUE klass, DType *out) {
   return false;
 }
 
-bool isNArray(VALUE obj) { return rb_typeddata_is_kind_of(obj, &kWrapperType); }
+bool isNArray(VALUE obj) {
+  // rb_typeddata_is_kind_of's test without the call and the walk up parent
+  // types (ours has none): every op asks it of each operand.
+  return !RB_SPECIAL_CONST_P(obj) && RB_BUILTIN_TYPE(obj) == RUBY_T_DATA &&
+         RTYPEDDATA_P(obj) && RTYPEDDATA_TYPE(obj) == &kWrapperType;
+}
 
 ArrayHandle &handleOf(VALUE obj, const char *op) {
   if (!isNArray(obj))
     rb_raise(rb_eTypeError, "[%s] expected Cumo::NArray, not %" PRIsVALUE, op,
              rb_obj_class(obj));
-  auto *w = static_cast<Wrapper *>(RTYPEDDATA_DATA(obj));
-  if (!w || !w->handle)
+  auto *h = static_cast<ArrayHandle *>(RTYPEDDATA_DATA(obj));
+  if (!h)
     rb_raise(rb_eTypeError, "[%s] uninitialized Cumo::NArray", op);
-  return *w->handle;
+  return *h;
 }
 
 void checkFrozen(VALUE self, const char *op) {
@@ -115,13 +117,14 @@ namespace {
 /// 0.64 -> 2.4 us). A sixteenth keeps the GC aware of device memory at a
 /// tenth of the cost; the pool runs a GC itself before it grows
 /// (MemoryPool::setPressureCallback).
-void attach(VALUE obj, Wrapper *w, ArrayHandle *h) {
-  w->handle = h;
+void attach(VALUE obj, ArrayHandle *h) {
   if (h->storage().handles() == 1) {
-    w->reported = size_t(h->storage().size()) * sizeOf(h->dtype()) /
-                  kDeviceBytesPerReportedByte;
-    rb_gc_adjust_memory_usage(ssize_t(w->reported));
+    h->reportedBytes = size_t(h->storage().size()) * sizeOf(h->dtype()) /
+                       kDeviceBytesPerReportedByte;
+    if (h->reportedBytes)
+      rb_gc_adjust_memory_usage(ssize_t(h->reportedBytes));
   }
+  RTYPEDDATA_DATA(obj) = h;
   if (h->frozen)
     rb_obj_freeze(obj);
 }
@@ -129,10 +132,7 @@ void attach(VALUE obj, Wrapper *w, ArrayHandle *h) {
 /// An object with no handle yet: what `allocate` answers (Marshal.load
 /// and clone fill it in); every method but those raises TypeError on it.
 VALUE allocWrapper(VALUE klass) {
-  auto *w = ALLOC(Wrapper);
-  w->handle = nullptr;
-  w->reported = 0;
-  return TypedData_Wrap_Struct(klass, &kWrapperType, w);
+  return TypedData_Wrap_Struct(klass, &kWrapperType, nullptr);
 }
 
 } // namespace
@@ -140,17 +140,13 @@ VALUE allocWrapper(VALUE klass) {
 VALUE wrapHandle(ArrayHandle *h) {
   // Allocate the Ruby object first: if that raises, the handle must not
   // leak, so it is attached only once the object exists.
-  auto *w = ALLOC(Wrapper);
-  w->handle = nullptr;
-  w->reported = 0;
-  VALUE obj = TypedData_Wrap_Struct(classOf(h->dtype()), &kWrapperType, w);
-  attach(obj, w, h);
+  VALUE obj = TypedData_Wrap_Struct(classOf(h->dtype()), &kWrapperType, nullptr);
+  attach(obj, h);
   return obj;
 }
 
 void attachHandle(VALUE obj, ArrayHandle *h, const char *op) {
-  auto *w = isNArray(obj) ? static_cast<Wrapper *>(RTYPEDDATA_DATA(obj)) : nullptr;
-  if (!w || w->handle) {
+  if (!isNArray(obj) || RTYPEDDATA_DATA(obj)) {
     {
       lockEngine();
       delete h;
@@ -158,7 +154,7 @@ void attachHandle(VALUE obj, ArrayHandle *h, const char *op) {
     }
     rb_raise(rb_eTypeError, "[%s] the object is already initialized", op);
   }
-  attach(obj, w, h);
+  attach(obj, h);
 }
 
 ArrayHandle *newHandle(NodeRef n) {
@@ -178,8 +174,8 @@ VALUE wrapPair(std::pair<NodeRef, NodeRef> p) {
 void releaseDeadHandles() {
   if (!ReleaseQueue::get().empty())
     ReleaseQueue::get().drain();
-  int64_t bytes = gUnreported.exchange(0);
-  if (bytes)
+  // Also what drains inside the engine (a flush's safe point) released.
+  if (size_t bytes = ReleaseQueue::get().takeReleasedBytes())
     rb_gc_adjust_memory_usage(-ssize_t(bytes));
 }
 
@@ -275,14 +271,22 @@ void initHostHooks() {
   hooks.collectGarbage = [] { rb_gc(); };
   hooks.collectYoungGarbage = [] {
     // GC.start(full_mark: false, immediate_sweep: true); the keywords hash
-    // is built once and kept from the GC.
+    // is built once and kept from the GC. Registered before it is built:
+    // each step allocates and can run the GC (under device-memory pressure
+    // it does), which would free a hash only this static holds, and the
+    // next flush dup'ed whatever took its slot ([BUG] try to mark T_NONE
+    // object, CG at 512x512 with the GC before flushes).
     static VALUE opts = Qnil;
     if (NIL_P(opts)) {
+      static bool registered = false;
+      if (!registered) {
+        rb_gc_register_address(&opts);
+        registered = true;
+      }
       opts = rb_hash_new();
       rb_hash_aset(opts, ID2SYM(rb_intern("full_mark")), Qfalse);
       rb_hash_aset(opts, ID2SYM(rb_intern("immediate_sweep")), Qtrue);
       rb_obj_freeze(opts);
-      rb_gc_register_address(&opts);
     }
     VALUE args = rb_hash_dup(opts);
     rb_funcallv_kw(rb_mGC, rb_intern("start"), 1, &args, RB_PASS_KEYWORDS);

@@ -17,7 +17,7 @@ namespace {
 
 /// A new handle onto what `items` select from `a` (a view of its storage,
 /// or of a copy when a flat index meets a strided view).
-ArrayHandle *indexHandle(ArrayHandle &a, const std::vector<IndexItem> &items,
+ArrayHandle *indexHandle(ArrayHandle &a, llvm::ArrayRef<IndexItem> items,
                          const char *op) {
   bool needsCopy = false;
   Layout l = indexLayout(a.layout(), items, op, &needsCopy);
@@ -114,7 +114,7 @@ VALUE aref(int argc, VALUE *argv, VALUE self, const char *op) {
   ArrayHandle &a = handleOf(self, op);
   if (hasIndexArray(argc, argv))
     return indexArrayRead(a, argc, argv, op);
-  std::vector<IndexItem> items = indexItemsFrom(argc, argv, op);
+  IndexItems items = indexItemsFrom(argc, argv, op);
   ArrayHandle *h = guarded([&] {
     ArrayHandle *v = indexHandle(a, items, op);
     v->viewObject = true; // Numo answers a view for every array index
@@ -220,7 +220,7 @@ VALUE asetMethod(int argc, VALUE *argv, VALUE self) {
   VALUE value = argv[argc - 1];
   if (hasIndexArray(argc - 1, argv))
     return indexArrayWrite(a, argc - 1, argv, value);
-  std::vector<IndexItem> items = indexItemsFrom(argc - 1, argv, "[]=");
+  IndexItems items = indexItemsFrom(argc - 1, argv, "[]=");
   // The target's shape decides how a Ruby Array value is laid out.
   Layout target = guarded([&] {
     bool needsCopy = false;

@@ -28,20 +28,12 @@ template <OpKind Op> VALUE binaryMethod(VALUE self, VALUE other) {
   ArrayHandle &a = handleOf(self, name);
   OperandHolder b;
   prepareOperand(b, other, a.dtype(), name);
-  NodeRef n = guarded([&] {
-    releaseDeadHandles();
-    return binaryOp(Op, Operand::of(a), finishOperand(b));
-  });
-  return wrapNode(std::move(n));
+  return recordNode([&] { return binaryOp(Op, Operand::of(a), finishOperand(b)); });
 }
 
 template <OpKind Op> VALUE unaryMethod(VALUE self) {
   ArrayHandle &a = handleOf(self, opName(Op).data());
-  NodeRef n = guarded([&] {
-    releaseDeadHandles();
-    return unaryOp(Op, a);
-  });
-  return wrapNode(std::move(n));
+  return recordNode([&] { return unaryOp(Op, a); });
 }
 
 VALUE plusSelf(VALUE self) { return self; }

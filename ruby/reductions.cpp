@@ -82,11 +82,7 @@ ReduceArgs parseReduceArgs(int argc, VALUE *argv, const char *op,
 template <class F>
 VALUE reduceWith(int argc, VALUE *argv, const char *name, F op, bool nanAllowed = false) {
   ReduceArgs args = parseReduceArgs(argc, argv, name, nanAllowed);
-  NodeRef n = guarded([&] {
-    releaseDeadHandles();
-    return op(args);
-  });
-  return compatResult(wrapNode(std::move(n)));
+  return compatResult(recordNode([&] { return op(args); }));
 }
 
 template <OpKind Op> VALUE reduceMethod(int argc, VALUE *argv, VALUE self) {
