@@ -1,6 +1,9 @@
 // CUDA kernels of small matrix products: a few rows times a matrix (the
-// matrix-vector products of a decode step, m = 1 to 16), in the real float
-// classes, which the generated kernel takes instead of cuBLAS. They are
+// matrix-vector products of a decode step, m = 1 to 16), or a batch of them
+// (its attention: one query row by each head's keys, then values), in the
+// real float classes, which the generated kernel takes instead of cuBLAS.
+// The batch axes broadcast as matmul's do; each product of the batch is
+// decoded from its index into the operands' offsets. They are
 // bound by reading the matrix once, and a generated kernel reads its
 // pointers from its parameter block: a replay patches them, where a
 // captured cuBLAS call is bound to the addresses it was captured with and
@@ -9,11 +12,13 @@
 // Two layouts, by the matrix's stride along k (structural: the plan key
 // holds the operands' layouts):
 //   - along k unit-strided (a weight stored (n, k) and used transposed): a
-//     warp per output column, its lanes stepping along k, then the warp's
-//     tree;
+//     warp per output column, its lanes stepping along k (16 bytes at a
+//     time where every column starts on a 16-byte boundary), then the
+//     warp's tree;
 //   - otherwise (a weight stored (k, n)): a thread per column in tiles of
-//     32, k split over the block's 8 warps, then the 8 partials folded in
-//     order through shared memory.
+//     32, k split over the block's 8 warps and, until the device is full,
+//     over blocks; the 8 partials fold in order through shared memory, the
+//     blocks' through scratch in the last block to arrive.
 // Every row of the small operand is computed from one read of the matrix.
 // The products accumulate in matmulAccumulator (single precision for the
 // sixteen-bit classes, which round once) and are scaled by gemm's alpha.
