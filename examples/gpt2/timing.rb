@@ -68,6 +68,10 @@ module GPT2
       # CUMO_PROFILE=1: the device time of the replays, per token.
       device_ms_per_token: st[:device_ns] && (st[:device_ns] / 1e6 / k).round(4),
       plan_ms_per_token: st[:plan_ns] && (st[:plan_ns] / 1e6 / k).round(4),
+      # Host time handing the plans to the executor (on the GPU: packing
+      # parameters, updating and launching the graph); what the host spends
+      # beyond plan, execute and wait is recording.
+      execute_ms_per_token: st[:execute_ns] && (st[:execute_ns] / 1e6 / k).round(4),
       wait_ms_per_token: st[:wait_ns] && (st[:wait_ns] / 1e6 / k).round(4)
     }
   end
