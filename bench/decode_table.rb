@@ -37,21 +37,25 @@ groups.each do |(dtype, batch), group|
   puts
   puts "| implementation | ms/token | x torch graph | kernels/token | graph replays/token | " \
        "host syncs/token | compiles, instantiations after token 2 | device ms/token | " \
-       "tokens = torch eager's |"
-  puts "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+       "host plan + launch ms/token | tokens = torch eager's |"
+  puts "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   group.each do |r|
     if r[:error]
-      puts "| #{r[:impl]} | #{r[:error].to_s.gsub('|', '/')[0, 80]} | | | | | | | |"
+      puts "| #{r[:impl]} | #{r[:error].to_s.gsub('|', '/')[0, 80]} | | | | | | | | |"
       next
     end
     ratio = graph && r[:ms_per_token] ? fmt.(r[:ms_per_token] / graph[:ms_per_token]) : ""
     after2 = ours.(r) ? "#{r[:nvrtc_compiles_after_token2]}, #{r[:graph_instantiations_after_token2]}" : ""
     dev = ours.(r) ? fmt.(profiled.(r)&.dig(:device_ms_per_token), 3) : ""
+    prof = ours.(r) ? profiled.(r) : nil
+    host = prof && prof[:plan_ms_per_token] && prof[:execute_ms_per_token] &&
+           prof[:plan_ms_per_token] + prof[:execute_ms_per_token]
+    host = host ? fmt.(host, 3) : ""
     agree = leading.(r[:tokens], eager && eager[:tokens])
     agree = agree && r != eager ? "#{agree} of #{r[:tokens].size}" : ""
     puts "| #{r[:impl]} | #{fmt.(r[:ms_per_token], 3)} | #{ratio} | #{fmt.(r[:kernels_per_token], 1)} | " \
          "#{fmt.(r[:graph_replays_per_token], 2)} | #{fmt.(r[:host_syncs_per_token], 2)} | #{after2} | " \
-         "#{dev} | #{agree} |"
+         "#{dev} | #{host} | #{agree} |"
   end
   puts
 end
