@@ -324,7 +324,7 @@ uint64_t hashShape(const KernelShape &s) {
   h.add(uint64_t(s.vector));
   h.add(uint64_t(s.strategy));
   h.add(uint64_t(s.checksDivision) | uint64_t(s.checksIndex) << 1 |
-        uint64_t(s.distinctPositions) << 2);
+        uint64_t(s.distinctPositions) << 2 | uint64_t(s.writes) << 8);
   h.add(s.bases.size());
   for (const BasisShape &b : s.bases) {
     h.add(uint64_t(b.parent));

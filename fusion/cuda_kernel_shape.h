@@ -160,6 +160,10 @@ struct KernelShape {
   /// An index write whose positions cannot repeat (positionsAreDistinct):
   /// no thread looks for a later write of its position.
   bool distinctPositions = false;
+  /// Index writes: how many arrays the kernel writes at its table's
+  /// positions (sibling writes, Scheduler::mergeSiblingWrites), each from
+  /// its own values operand (in1, in2, ...) into out, out1, ...
+  int32_t writes = 1;
   /// Opaque kernels: the op, its operands' dtypes and ranks, the result's
   /// dtype, and its structural attributes (a scan over every element, or
   /// along an axis).

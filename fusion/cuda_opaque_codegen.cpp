@@ -266,7 +266,8 @@ void emitIndexWrite(const KernelShape &s, const std::string &entry, std::string 
         ") " + entry + "(const unsigned char *__restrict__ params) {\n";
   os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
   emitTableRead(s, 0, os);
-  emitOffsetOf(s, 1, os);
+  for (int32_t w = 0; w < s.writes; ++w)
+    emitOffsetOf(s, size_t(w) + 1, os);
   os += "  long long m = 1;\n";
   os += "  for (int d = 0; d < " + std::to_string(s.operandRanks[0]) +
         "; ++d) m *= P.in0_ext[d];\n";
@@ -283,7 +284,12 @@ void emitIndexWrite(const KernelShape &s, const std::string &entry, std::string 
     os += "      later = tab0(k) == p;\n";
     os += "    if (later) continue;\n";
   }
-  os += "    P.out[P.out_off + p] = P.in1[at1(j)];\n  }\n}\n";
+  for (int32_t w = 0; w < s.writes; ++w) {
+    std::string out = w ? "P.out" + std::to_string(w) : "P.out";
+    std::string in = std::to_string(w + 1);
+    os += "    " + out + "[" + out + "_off + p] = P.in" + in + "[at" + in + "(j)];\n";
+  }
+  os += "  }\n}\n";
 }
 
 } // namespace
@@ -321,6 +327,8 @@ KernelShape analyzeOpaque(const Kernel &k) {
     // (ops/fancy_index.h, readsDeviceTable).
     s.checksIndex = !k.opaqueInts.empty() && k.opaqueInts[0] != 0;
     s.distinctPositions = k.opaqueInts.size() > 1 && k.opaqueInts[1] != 0;
+    if (k.opaqueOp == OpKind::IndexWrite)
+      s.writes = int32_t(k.stores.size());
     return s;
   case OpKind::MatMul:
     if (isSmallProduct(k))

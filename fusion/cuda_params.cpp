@@ -313,6 +313,12 @@ void describeParams(const KernelShape &s, const PackInputs *in,
             [&] { return f.buffer(k->stores[0].buffer); });
       f.i64("out_off", [&] { return k->stores[0].index.offset; });
     }
+    // Sibling index writes' further results.
+    for (int32_t w = 1; w < s.writes; ++w) {
+      f.ptr(indexed("out", size_t(w)), cType(s.outDtype).str() + "*",
+            [&, w] { return f.buffer(k->stores[size_t(w)].buffer); });
+      f.i64(indexed("out", size_t(w), "_off"), [&, w] { return k->stores[size_t(w)].index.offset; });
+    }
     f.i64("n", [&] { return k->domainSize(); });
     f.i64("axis", [&] { return k->opaqueInts.empty() ? int64_t(-1) : k->opaqueInts[0]; });
     // median: whether a NaN in a line makes it NaN (the node's scalar).

@@ -506,21 +506,32 @@ void Lowering::lowerOpaque(const Schedule::KernelSlot &slot) {
   // Each operand is read where it lies: a load over its own coordinates.
   // (An index write's base is already in its buffer: not an operand.)
   size_t base = n->op() == OpKind::IndexWrite ? 1 : 0;
-  for (const NodeRef &in : n->inputs().drop_front(base)) {
-    uint32_t v = instance(in.get(), 0, AffineMap::identity(in->ndim()));
+  auto operand = [&](const Node *in) {
+    uint32_t v = instance(in, 0, AffineMap::identity(in->ndim()));
     if (k_->values[v].kind != Value::Kind::Load)
       throw Error(ErrorKind::Internal, "[fusion] an opaque operand is not in a buffer");
     k_->operandShapes.push_back(toShape(in->shape()));
     k_->operands.push_back(k_->loads[k_->values[v].ref]);
-  }
+  };
+  for (const NodeRef &in : n->inputs().drop_front(base))
+    operand(in.get());
+  // Sibling index writes (Scheduler::mergeSiblingWrites): the first one's
+  // table, then each write's values, and a result for each.
+  bool siblings = n->op() == OpKind::IndexWrite && slot.members.size() > 1;
+  if (siblings)
+    for (uint32_t m : llvm::ArrayRef<uint32_t>(slot.members).drop_front()) {
+      noteNode(s_.nodes[m].get());
+      operand(s_.nodes[m]->input(2));
+    }
   // The operands' loads address other coordinates than the domain's: they
   // are no values of this kernel.
   k_->values.clear();
   k_->loads.clear();
   instances_.clear();
-  if (slot.members.size() > 1)
+  if (slot.members.size() > 1 && !siblings)
     return lowerEpilogue(slot);
-  storeWhole(n, 0);
+  for (uint32_t m : slot.members)
+    storeWhole(s_.nodes[m].get(), 0);
 }
 
 void Lowering::lowerEpilogue(const Schedule::KernelSlot &slot) {

@@ -172,6 +172,11 @@ public:
   /// Analyzes again every node outside the row groups, with the groups'
   /// members placed.
   void reanalyzeOutside();
+  /// Index writes of one stage at the positions of one table, of values
+  /// alike in shape and class (a decode layer's key and value cache writes
+  /// at the current position) are one kernel: their slots become one whose
+  /// members are the writes, in recording order.
+  void mergeSiblingWrites(llvm::SmallVectorImpl<Schedule::KernelSlot> &slots);
   /// Places epilogue member `m` at its product's stage.
   void placeEpilogueMember(uint32_t m);
   /// An expensive value from outside a row group is stored rather than
@@ -543,6 +548,46 @@ void Scheduler::applyEpilogues() {
   }
 }
 
+void Scheduler::mergeSiblingWrites(llvm::SmallVectorImpl<Schedule::KernelSlot> &slots) {
+  auto write = [&](const Schedule::KernelSlot &s) -> const Node * {
+    if (s.kind != Schedule::KernelSlot::Kind::Opaque || s.members.size() != 1)
+      return nullptr;
+    const Node *n = s_.nodes[s.members[0]].get();
+    return n->op() == OpKind::IndexWrite ? n : nullptr;
+  };
+  // The attributes (whether the table was computed on the device, and
+  // whether its positions can repeat) decide the kernel's code.
+  auto attributes = [](const Node *n) {
+    return n->hasExtra() ? llvm::ArrayRef<int64_t>(n->extra().axes) : llvm::ArrayRef<int64_t>();
+  };
+  auto siblings = [&](const Node *a, const Node *b) {
+    const Node *va = a->input(2), *vb = b->input(2);
+    return a->input(1) == b->input(1) && a->dtype() == b->dtype() &&
+           a->shape() == b->shape() && va->dtype() == vb->dtype() &&
+           va->shape() == vb->shape() && attributes(a) == attributes(b);
+  };
+  llvm::SmallVector<Schedule::KernelSlot, 4> merged;
+  for (Schedule::KernelSlot &s : slots) {
+    const Node *n = write(s);
+    if (n) {
+      auto into = llvm::find_if(merged, [&](const Schedule::KernelSlot &m) {
+        const Node *first = m.kind == Schedule::KernelSlot::Kind::Opaque && !m.members.empty()
+                                ? s_.nodes[m.members[0]].get()
+                                : nullptr;
+        return first && first->op() == OpKind::IndexWrite && m.stage == s.stage &&
+               siblings(first, n);
+      });
+      if (into != merged.end()) {
+        into->members.push_back(s.members[0]);
+        into->why = "writes index-array positions of one table into several arrays";
+        continue;
+      }
+    }
+    merged.push_back(std::move(s));
+  }
+  slots.assign(std::make_move_iterator(merged.begin()), std::make_move_iterator(merged.end()));
+}
+
 void Scheduler::placeEpilogueMember(uint32_t m) {
   Schedule::Facts &f = s_.facts[m];
   int stage = s_.facts[f.epilogue].ready - 1;
@@ -694,6 +739,7 @@ void Scheduler::group() {
     }
     slots[slotOfDomain[d]].members.push_back(wants[i].node);
   }
+  mergeSiblingWrites(separate);
   for (Slot &s : separate)
     slots.push_back(std::move(s));
   for (const PlacedGroup &pg : rowGroups_) {

@@ -560,7 +560,13 @@ public:
     for (const Ref<Buffer> &b : buffers)
       pointers.push_back(b ? b->data() : nullptr);
     for (const Kernel &k : plan.kernels) {
-      if (k.kind == Kernel::Kind::Opaque) {
+      if (k.kind == Kernel::Kind::Opaque && opaqueParts(k) > 1) {
+        for (size_t part = 0; part < opaqueParts(k); ++part) {
+          OpaqueCall call = opaqueCallOf(k, pointers, part);
+          call.errorWord = static_cast<uint32_t *>(device().errorWord());
+          runOpaqueReference(call);
+        }
+      } else if (k.kind == Kernel::Kind::Opaque) {
         OpaqueCall call = opaqueCallOf(k, pointers);
         call.errorWord = static_cast<uint32_t *>(device().errorWord());
         // An epilogue reads the result as the op stores it (rounded to its

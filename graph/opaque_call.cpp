@@ -2,13 +2,24 @@
 
 namespace cumo {
 
-OpaqueCall opaqueCallOf(const Kernel &k, llvm::ArrayRef<void *> pointers) {
+size_t opaqueParts(const Kernel &k) {
+  return k.opaqueOp == OpKind::IndexWrite && !k.hasEpilogue() ? k.stores.size() : 1;
+}
+
+OpaqueCall opaqueCallOf(const Kernel &k, llvm::ArrayRef<void *> pointers, size_t part) {
   OpaqueCall call;
   call.op = k.opaqueOp;
   call.scalar = k.opaqueScalar;
   call.ints = k.opaqueInts;
   call.checkTag = k.checkTag;
-  for (size_t i = 0; i < k.operands.size(); ++i) {
+  // A sibling write's operands: the shared table, then its own values.
+  llvm::SmallVector<size_t, 3> which;
+  if (opaqueParts(k) > 1)
+    which = {0, 1 + part};
+  else
+    for (size_t i = 0; i < k.operands.size(); ++i)
+      which.push_back(i);
+  for (size_t i : which) {
     const Load &l = k.operands[i];
     OpaqueOperand o;
     o.data = pointers[l.buffer];
@@ -22,7 +33,7 @@ OpaqueCall opaqueCallOf(const Kernel &k, llvm::ArrayRef<void *> pointers) {
   call.outShape = k.domain;
   // With an epilogue the result goes where the caller puts it.
   if (!k.hasEpilogue()) {
-    const Store &s = k.stores[0];
+    const Store &s = k.stores[part];
     call.out = static_cast<char *>(pointers[s.buffer]) + s.index.offset * sizeOf(s.dtype);
   }
   return call;

@@ -311,6 +311,29 @@ Plan deviceFancyPlan(DType t, int32_t shift = 0) {
   return planOf({g, w, g2, g3, g4});
 }
 
+/// Two caches written at one device position (decode's key and value
+/// writes: one table, sibling writes, one kernel), `repeat` the position
+/// index's length (more than one: positions may repeat, so each thread
+/// looks for a later write of its own).
+Plan siblingWritesPlan(DType t, int64_t repeat = 1) {
+  Handle kc = wrap(input(t, {2, 3, 8, 4}, 60));
+  Handle vc = wrap(input(t, {2, 3, 8, 4}, 61));
+  std::vector<int32_t> at(size_t(repeat), 5);
+  Handle pos = wrap(uploadNode(DType::Int32, {repeat}, at.data()));
+  Handle kv = wrap(input(t, {2, 3, repeat, 4}, 62));
+  Handle vv = wrap(input(t, {2, 3, repeat, 4}, 63));
+  std::vector<FancyItem> items(4);
+  items[0].item = IndexItem::all();
+  items[1].item = IndexItem::all();
+  items[2].isList = true;
+  items[2].device = pos.get();
+  items[2].listShape = toShape(pos->shape());
+  items[3].item = IndexItem::all();
+  NodeRef wk = indexWriteOp(*kc, fancySelection(kc->shape(), items, "[]="), kv->value());
+  NodeRef wv = indexWriteOp(*vc, fancySelection(vc->shape(), items, "[]="), vv->value());
+  return planOf({wk, wv});
+}
+
 /// sort along an axis, sort_index of every element, median with nan: true.
 Plan sortPlan(DType t) {
   Handle a = wrap(input(t, {6, 9}, 41));
@@ -1084,6 +1107,27 @@ TEST_CASE("index arrays and sorts are opaque kernels NVRTC compiles for every dt
   }
 }
 
+TEST_CASE("sibling writes at one table's positions are one kernel, compiled for every class") {
+  for (int k = 0; k < kNumDTypes; ++k) {
+    DType t = DType(k);
+    CAPTURE(nameOf(t));
+    for (int64_t repeat : {1, 2}) {
+      Plan p = siblingWritesPlan(t, repeat);
+      size_t writes = 0;
+      for (const Kernel &kk : p.kernels)
+        if (kk.kind == Kernel::Kind::Opaque) {
+          ++writes;
+          CHECK(kk.stores.size() == 2);
+          std::string src = generateCuda(kk, h200()).source;
+          CHECK(src.find("P.out1[P.out1_off + p] = P.in2[at2(j)]") != std::string::npos);
+          CHECK((src.find("bool later") != std::string::npos) == (repeat > 1));
+        }
+      CHECK(writes == 1);
+      compilePlan(p);
+    }
+  }
+}
+
 TEST_CASE("gathers and writes at device positions check them, in sources no index value changes") {
   Plan a = deviceFancyPlan(DType::SFloat, 0);
   Plan b = deviceFancyPlan(DType::SFloat, 1);
@@ -1592,6 +1636,8 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
       CAPTURE(nameOf(t));
       compareWithCpu(fancyPlan(t), 0);
       compareWithCpu(deviceFancyPlan(t), 0);
+      compareWithCpu(siblingWritesPlan(t, 1), 0);
+      compareWithCpu(siblingWritesPlan(t, 2), 0);
       if (t != DType::Bit && !isComplex(t))
         compareWithCpu(sortPlan(t), 0);
     }

@@ -269,6 +269,40 @@ TEST_CASE("writes at one device position share its table until the position chan
   CHECK(read<float>(*k) == want);
 }
 
+TEST_CASE("writes of one stage at one table's positions into several arrays are one kernel") {
+  H k = seq(DType::SFloat, {2, 6, 3});
+  H v = seq(DType::SFloat, {2, 6, 3});
+  H w = seq(DType::SFloat, {2, 6, 3});
+  H pos = upload(DType::Int32, {1}, values<int64_t>({4}));
+  H kr = upload(DType::SFloat, {2, 1, 3}, values<int64_t>({-1, -2, -3, -4, -5, -6}));
+  H vr = upload(DType::SFloat, {2, 1, 3}, values<int64_t>({10, 20, 30, 40, 50, 60}));
+  std::vector<float> want = read<float>(*k);
+  read<float>(*v);
+  read<float>(*w);
+  auto writes = [](const Plan &p) {
+    return llvm::count_if(p.kernels, [](const Kernel &kk) {
+      return kk.kind == Kernel::Kind::Opaque && kk.opaqueOp == OpKind::IndexWrite;
+    });
+  };
+  write(*k, {item(all()), onDevice(*pos), item(all())}, *kr);
+  write(*v, {item(all()), onDevice(*pos), item(all())}, *vr);
+  // A write of another shape (one row) stays a kernel of its own.
+  H one = upload(DType::SFloat, {1, 1, 3}, values<int64_t>({7, 8, 9}));
+  write(*w, {item(range(0, 0)), onDevice(*pos), item(all())}, *one);
+  CHECK(writes(engine().explain({k->value(), v->value(), w->value()})) == 2);
+  std::vector<float> wantK = want, wantV = want, wantW = want;
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t c = 0; c < 3; ++c) {
+      wantK[size_t(b * 18 + 12 + c)] = -float(b * 3 + c + 1);
+      wantV[size_t(b * 18 + 12 + c)] = 10 * float(b * 3 + c + 1);
+    }
+  for (int64_t c = 0; c < 3; ++c)
+    wantW[size_t(12 + c)] = float(7 + c);
+  CHECK(read<float>(*k) == wantK);
+  CHECK(read<float>(*v) == wantV);
+  CHECK(read<float>(*w) == wantW);
+}
+
 TEST_CASE("a device position out of range raises IndexError at the next read") {
   H a = seq(DType::SFloat, {3, 4});
   SUBCASE("a read names [] and answers 0 there") {
