@@ -697,8 +697,10 @@ void Scheduler::group() {
   }
 
   // Each store joins the largest domain of its stage it broadcasts into,
-  // so a 0-dim scalar computed beside an axpy is stored by the axpy. The
-  // distinct domains of a stage are few, so this is linear in the stores.
+  // so a 0-dim scalar computed beside an axpy is stored by the axpy, and of
+  // two as large the one with more (unit) axes: a [768] table beside a
+  // [1, 768] one is one kernel. The distinct domains of a stage are few,
+  // so this is linear in the stores.
   struct Domain {
     int stage;
     Shape shape;
@@ -722,7 +724,9 @@ void Scheduler::group() {
       for (size_t d = 0; d < domains.size(); ++d)
         if (domains[d].stage == w.stage &&
             domains[d].shape.size() >= w.domain.size() &&
-            domains[d].size > domains[best].size &&
+            (domains[d].size > domains[best].size ||
+             (domains[d].size == domains[best].size &&
+              domains[d].shape.size() > domains[best].shape.size())) &&
             broadcastsTo(w.domain, domains[d].shape))
           best = int(d);
     domainOf[i] = best;

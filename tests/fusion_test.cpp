@@ -375,6 +375,19 @@ TEST_CASE("a 0-dim value stored beside an axpy rides in the axpy's kernel") {
   CHECK(storeTo(k, yBuf)->zeroAxes.empty());
 }
 
+TEST_CASE("values of one stage as large as each other, one with unit axes more, are one kernel") {
+  NoBudgetFlush guard;
+  H a = upload(DType::SFloat, {6}, iota(6));
+  H b = upload(DType::SFloat, {1, 6}, iota(6));
+  H x = wrap(binaryOp(OpKind::Mul, op(*a), op(2.0)));
+  H y = wrap(binaryOp(OpKind::Add, op(*b), op(1.0)));
+  Plan plan = explain({x.get(), y.get()});
+  REQUIRE(plan.kernels.size() == 1);
+  CHECK(plan.kernels[0].domain == Shape({1, 6}));
+  CHECK(read<float>(*x) == std::vector<float>({-6, -4, -2, 0, 2, 4}));
+  CHECK(read<float>(*y) == std::vector<float>({-2, -1, 0, 1, 2, 3}));
+}
+
 TEST_CASE("a held reshape of a pending value views the value's buffer: no kernel copies it") {
   NoBudgetFlush guard;
   H a = upload(DType::SFloat, {2, 6}, iota(12));
