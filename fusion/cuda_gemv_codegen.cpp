@@ -102,7 +102,7 @@ std::string storeResult(const KernelShape &s, DType acc) {
 /// The statements that write element (r, j) of batch bi from `total` at
 /// `indent`: the product's store, or with an epilogue the product rounded
 /// to its dtype as that store would round it, and the consumers computed
-/// from it.
+/// from it at the batch coordinates `bc<d>` (emitBatchDecode's).
 std::string emitWrite(const KernelShape &s, DType acc, int indent) {
   std::string os;
   if (!s.hasEpilogue()) {
@@ -114,8 +114,6 @@ std::string emitWrite(const KernelShape &s, DType acc, int indent) {
   int32_t ra = s.operandRanks[0], rb = s.operandRanks[1];
   int32_t nb = batchRank(s);
   line(os, indent, "const I idx = (I)((bi * M + r) * N + j);");
-  if (nb > 0)
-    os += emitBatchDecode(s, indent, true);
   int32_t axis = 0;
   for (; axis < nb; ++axis)
     line(os, indent, "const I c0_" + std::to_string(axis) + " = (I)bc" + std::to_string(axis) + ";");
@@ -221,7 +219,7 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
     os += "  for (long long col = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);"
           " col < B * N; col += warps) {\n";
     os += "    const long long bi = col / N, j = col % N;\n";
-    os += emitBatchDecode(s, 4, false);
+    os += emitBatchDecode(s, 4, s.hasEpilogue());
     os += "    " + a + " acc[MR];\n";
     os += "    #pragma unroll\n    for (int r = 0; r < MR; ++r) acc[r] = (" + a + ")0;\n";
     os += "    const long long bo = b_b + j * b_c;\n";
@@ -243,10 +241,7 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
     os += "    }\n";
     os += "    #pragma unroll\n    for (int r = 0; r < MR; ++r) {\n";
     os += "      const " + a + " total = cumo_k::warp_reduce(acc[r], cumo_k::SumOp());\n";
-    if (s.hasEpilogue())
-      os += "      if (lane == 0 && r < M) {\n" + emitWrite(s, acc, 8) + "      }\n";
-    else
-      os += "      if (lane == 0 && r < M) " + storeResult(s, acc) + "\n";
+    os += "      if (lane == 0 && r < M) {\n" + emitWrite(s, acc, 8) + "      }\n";
     os += "    }\n  }\n}\n";
     return;
   }
@@ -276,7 +271,7 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "  unsigned int *counters = reinterpret_cast<unsigned int *>(P.scratch);\n";
   os += "  " + a + " *partials = reinterpret_cast<" + a +
         " *>(P.scratch + (B * tiles * 4 + 15) / 16 * 16);\n";
-  os += emitBatchDecode(s, 2, false);
+  os += emitBatchDecode(s, 2, s.hasEpilogue());
   os += "  const long long j = tile * 32 + lane;\n";
   os += "  " + a + " acc[MR];\n";
   os += "  #pragma unroll\n  for (int r = 0; r < MR; ++r) acc[r] = (" + a + ")0;\n";
@@ -293,10 +288,7 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "    for (int r = 0; r < MR && r < M; ++r) {\n";
   os += "      " + a + " total = part[0][r][lane];\n";
   os += "      for (int w = 1; w < " + slices + "; ++w) total = cumo_ops::wadd(total, part[w][r][lane]);\n";
-  if (s.hasEpilogue())
-    os += "      if (splits == 1) {\n" + emitWrite(s, acc, 8) + "      }\n";
-  else
-    os += "      if (splits == 1) { " + storeResult(s, acc) + " }\n";
+  os += "      if (splits == 1) {\n" + emitWrite(s, acc, 8) + "      }\n";
   os += "      else partials[((bi * splits + split) * M + r) * N + j] = total;\n";
   os += "    }\n  }\n";
   os += "  if (splits == 1) return;\n";

@@ -471,8 +471,10 @@ Plan smallProductPlan(DType t, int64_t rows, int64_t k, int64_t n, bool transpos
 
 /// A batch of small products a @ b, b stored with its last two axes
 /// swapped and read through swapaxes when `swappedB` (decode's
-/// `q.matmul(k_cache.swapaxes(2, 3))`: unit-strided along k).
-Plan batchedSmallPlan(DType t, Shape aShape, Shape bShape, bool swappedB) {
+/// `q.matmul(k_cache.swapaxes(2, 3))`: unit-strided along k); with
+/// `scaled`, scaled and masked as decode's scores are (an epilogue that
+/// reads the batch coordinates: the mask broadcasts along the last axis).
+Plan batchedSmallPlan(DType t, Shape aShape, Shape bShape, bool swappedB, bool scaled = false) {
   Handle x = wrap(input(t, aShape, 52));
   Shape stored = bShape;
   size_t r = stored.size();
@@ -480,7 +482,16 @@ Plan batchedSmallPlan(DType t, Shape aShape, Shape bShape, bool swappedB) {
     std::swap(stored[r - 1], stored[r - 2]);
   Handle w = wrap(input(t, stored, 53));
   ArrayHandle ws(w->storageRef(), swapaxesLayout(w->layout(), int64_t(r) - 1, int64_t(r) - 2));
-  return planOf({matmulOp("matmul", *x, swappedB ? ws : *w, Scalar::ofInt(1))});
+  NodeRef product = matmulOp("matmul", *x, swappedB ? ws : *w, Scalar::ofInt(1));
+  if (!scaled)
+    return planOf({product});
+  Handle p = wrap(product);
+  Handle mask = wrap(input(t, {bShape.back()}, 54));
+  Handle s = wrap(binary(OpKind::Mul, *p, Scalar::ofFloat(0.125)));
+  NodeRef out = binary(OpKind::Add, *s, *mask);
+  p.reset();
+  s.reset();
+  return planOf({out});
 }
 
 struct BatchedSmallCase {
@@ -1212,10 +1223,13 @@ TEST_CASE("small products are the generated matrix-vector kernel in either layou
     for (const BatchedSmallCase &c : kBatchedSmall) {
       CAPTURE(nameOf(t));
       CAPTURE(c.a.size());
-      Plan p = batchedSmallPlan(t, c.a, c.b, c.swappedB);
-      REQUIRE(p.kernels.size() == 1);
-      CHECK(isSmallProduct(p.kernels[0]));
-      compilePlan(p);
+      for (bool scaled : {false, true}) {
+        Plan p = batchedSmallPlan(t, c.a, c.b, c.swappedB, scaled);
+        REQUIRE(p.kernels.size() == 1);
+        CHECK(isSmallProduct(p.kernels[0]));
+        CHECK(p.kernels[0].hasEpilogue() == scaled);
+        compilePlan(p);
+      }
     }
   // Seventeen rows, a batch of matrices by vectors, or a complex class go
   // to cuBLAS.
@@ -1672,8 +1686,9 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
         CAPTURE(nameOf(t));
         CAPTURE(c.a.size());
         CAPTURE(c.swappedB);
-        compareWithCpu(batchedSmallPlan(t, c.a, c.b, c.swappedB),
-                       smallProductTolerance(t, c.a.back()));
+        for (bool scaled : {false, true})
+          compareWithCpu(batchedSmallPlan(t, c.a, c.b, c.swappedB, scaled),
+                         smallProductTolerance(t, c.a.back()));
       }
   }
   SUBCASE("small products with an epilogue") {
