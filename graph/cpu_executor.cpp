@@ -560,27 +560,24 @@ public:
     for (const Ref<Buffer> &b : buffers)
       pointers.push_back(b ? b->data() : nullptr);
     for (const Kernel &k : plan.kernels) {
-      if (k.kind == Kernel::Kind::Opaque && opaqueParts(k) > 1) {
+      if (k.kind == Kernel::Kind::Opaque) {
+        // Sibling index writes are one call per array they write.
         for (size_t part = 0; part < opaqueParts(k); ++part) {
           OpaqueCall call = opaqueCallOf(k, pointers, part);
           call.errorWord = static_cast<uint32_t *>(device().errorWord());
+          // An epilogue reads the result as the op stores it (rounded to
+          // its dtype), as the separate elementwise kernel would have: the
+          // op writes it aside, and the epilogue runs over it.
+          Ref<Buffer> result;
+          if (k.hasEpilogue()) {
+            result = hostDevice()->pool().allocateInternal(
+                std::max<size_t>(size_t(k.domainSize()) * sizeOf(k.opaqueDtype), 1));
+            call.out = result->data();
+          }
           runOpaqueReference(call);
+          if (result)
+            KernelRun(k, buffers, device().model(), result->data()).run();
         }
-      } else if (k.kind == Kernel::Kind::Opaque) {
-        OpaqueCall call = opaqueCallOf(k, pointers);
-        call.errorWord = static_cast<uint32_t *>(device().errorWord());
-        // An epilogue reads the result as the op stores it (rounded to its
-        // dtype), as the separate elementwise kernel would have: the op
-        // writes it aside, and the epilogue runs over it.
-        Ref<Buffer> result;
-        if (k.hasEpilogue()) {
-          result = hostDevice()->pool().allocateInternal(
-              std::max<size_t>(size_t(k.domainSize()) * sizeOf(k.opaqueDtype), 1));
-          call.out = result->data();
-        }
-        runOpaqueReference(call);
-        if (result)
-          KernelRun(k, buffers, device().model(), result->data()).run();
       } else {
         KernelRun(k, buffers, device().model()).run();
       }
