@@ -269,7 +269,9 @@ void emitValue(const KernelShape &s, uint32_t id, std::string &os, int indent,
                llvm::function_ref<std::string(uint32_t)> loadExpr) {
   const Value &v = s.values[id];
   std::string t = cType(v.dtype).str();
-  std::string e = v.kind == Value::Kind::Load && loadExpr ? loadExpr(v.ref) : valueExpr(s, id);
+  std::string e = v.kind == Value::Kind::Load && loadExpr ? loadExpr(v.ref) : "";
+  if (e.empty())
+    e = valueExpr(s, id);
   // A value of a box exists only inside it: guard it, loads above all,
   // which would read out of bounds elsewhere.
   if (v.basis != 0 && v.kind != Value::Kind::Param)
@@ -426,8 +428,12 @@ void emitVectorLoop(const KernelShape &s, std::string &os) {
   line(os, 4, "const bool has_1 = stride < chunks - c;");
   line(os, 4, "const I cs[2] = {c, has_1 ? c + stride : c};");
   // Loads of both chunks first, then the values, then the writes.
-  auto vecName = [](const std::string &what, size_t i, int chunk) {
-    return what + std::to_string(i) + "_v" + std::to_string(chunk);
+  auto vecName = [](size_t load, int chunk) {
+    return "ld" + std::to_string(load) + "_v" + std::to_string(chunk);
+  };
+  // Element e of chunk c: the values' names of the scalar body, suffixed.
+  auto suffixOf = [](int chunk, int32_t e) {
+    return "_" + std::to_string(chunk) + "_" + std::to_string(e);
   };
   for (int chunk = 0; chunk < 2; ++chunk)
     for (size_t i = 0; i < s.loads.size(); ++i) {
@@ -436,20 +442,20 @@ void emitVectorLoop(const KernelShape &s, std::string &os) {
         continue;
       std::string t = cType(l.dtype).str();
       std::string ld = "ld" + std::to_string(i);
-      line(os, 4, "const cumo_vec<" + t + ", " + V + "> " + vecName("ld", i, chunk) +
+      line(os, 4, "const cumo_vec<" + t + ", " + V + "> " + vecName(i, chunk) +
                       " = *reinterpret_cast<const cumo_vec<" + t + ", " + V + "> *>(P." + ld + " + (I)P." +
                       ld + "_off + cs[" + std::to_string(chunk) + "] * " + V + ");");
     }
   for (int chunk = 0; chunk < 2; ++chunk)
     for (int32_t e = 0; e < v; ++e) {
-      std::string suffix = "_" + std::to_string(chunk) + "_" + std::to_string(e);
+      std::string suffix = suffixOf(chunk, e);
       ElementNames names(suffix.c_str());
+      // A Linear load is the vector's element; a Scalar one reads as ever.
       for (uint32_t id = 0; id < s.values.size(); ++id)
         emitValue(s, id, os, 4, [&](uint32_t ref) -> std::string {
-          const LoadShape &l = s.loads[ref];
-          if (l.index.cls == AddressClass::Linear)
-            return vecName("ld", ref, chunk) + ".e[" + std::to_string(e) + "]";
-          return "P.ld" + std::to_string(ref) + "[(I)P.ld" + std::to_string(ref) + "_off]";
+          if (s.loads[ref].index.cls != AddressClass::Linear)
+            return "";
+          return vecName(ref, chunk) + ".e[" + std::to_string(e) + "]";
         });
     }
   for (int chunk = 0; chunk < 2; ++chunk) {
@@ -458,21 +464,23 @@ void emitVectorLoop(const KernelShape &s, std::string &os) {
       line(os, 4, "if (has_1) {");
     for (size_t i = 0; i < s.stores.size(); ++i) {
       const StoreShape &st = s.stores[i];
+      if (st.index.cls == AddressClass::Scalar) {
+        // Every element writes the same place: the last one's value, as
+        // the scalar body's store of it.
+        std::string last = suffixOf(chunk, v - 1);
+        ElementNames names(last.c_str());
+        emitStore(s, i, os, indent);
+        continue;
+      }
       std::string name = "st" + std::to_string(i);
       std::string t = cType(st.dtype).str();
       std::string guard = st.optional ? "if (P." + name + ") " : "";
-      std::string at = std::to_string(chunk) + "_";
-      if (st.index.cls == AddressClass::Scalar) {
-        // Every element writes the same place: the last one's value.
-        line(os, indent, guard + "P." + name + "[(I)P." + name + "_off] = v" +
-                             std::to_string(st.value) + "_" + at + std::to_string(v - 1) + ";");
-        continue;
-      }
-      std::string vec = vecName("st", i, chunk);
       std::string init;
-      for (int32_t e = 0; e < v; ++e)
-        init += (e ? ", " : "") + std::string("v") + std::to_string(st.value) + "_" + at +
-                std::to_string(e);
+      for (int32_t e = 0; e < v; ++e) {
+        std::string suffix = suffixOf(chunk, e);
+        ElementNames names(suffix.c_str());
+        init += (e ? ", " : "") + var(st.value);
+      }
       line(os, indent, guard + "*reinterpret_cast<cumo_vec<" + t + ", " + V + "> *>(P." + name + " + (I)P." +
                            name + "_off + cs[" + std::to_string(chunk) + "] * " + V +
                            ") = cumo_vec<" + t + ", " + V + ">{{" + init + "}};");

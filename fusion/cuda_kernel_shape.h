@@ -374,7 +374,8 @@ void emitEntryHead(llvm::StringRef entry, std::string &os, uint32_t block = kBlo
 /// One element's pieces, for emitters that order them themselves (the
 /// Rowwise kernels): the boxes' coordinates and predicates; the
 /// declaration of value `id` as valueName(id) (`loadExpr`, when given,
-/// spells the loads); store `i` of the element.
+/// spells the loads it answers a non-empty expression for); store `i` of
+/// the element.
 void emitBoxes(const KernelShape &s, std::string &os, int indent);
 std::string valueName(uint32_t id);
 void emitValue(const KernelShape &s, uint32_t id, std::string &os, int indent,
