@@ -67,10 +67,12 @@ public:
       }
       plan_.buffers.push_back(std::move(b));
     }
+    // A held reshape no kernel writes is stored as a view of the buffer
+    // its input's values lie in.
     for (uint32_t i = 0; i < s_.nodes.size(); ++i)
       if (s_.facts[i].aliasesInput && !s_.facts[i].buffered) {
-        plan_.aliasNodes.push_back(s_.nodes[i]);
-        plan_.aliasBuffers.push_back(
+        plan_.storedNodes.push_back(s_.nodes[i]);
+        plan_.storedBuffers.push_back(
             nodeBuffer_.lookup(s_.bufferOwner(s_.nodes[i]->input(0))));
       }
     for (const Schedule::KernelSlot &slot : s_.kernels)
@@ -109,8 +111,9 @@ private:
           required[st.buffer] = true;
     }
     // A held reshape will view it.
-    for (uint32_t b : plan_.aliasBuffers)
-      required[b] = true;
+    for (size_t i = 0; i < plan_.storedNodes.size(); ++i)
+      if (plan_.buffers[plan_.storedBuffers[i]].node != plan_.storedNodes[i])
+        required[plan_.storedBuffers[i]] = true;
     for (size_t b = 0; b < plan_.buffers.size(); ++b)
       plan_.buffers[b].optional =
           plan_.buffers[b].role == PlanBuffer::Role::Output && !required[b];

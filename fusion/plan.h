@@ -224,13 +224,11 @@ struct Plan {
   llvm::SmallVector<Kernel, 4> kernels;
   /// Every pending node the plan computes, in recording order.
   llvm::SmallVector<NodeRef, 16> nodes;
-  /// For each stored node: the Output buffer it gets. Parallel arrays.
+  /// For each stored node: the Output buffer it gets, row-major from its
+  /// start. Parallel arrays. A held reshape no kernel writes shares the
+  /// buffer of the value it reshapes (Schedule::Facts::aliasesInput).
   llvm::SmallVector<NodeRef, 8> storedNodes;
   llvm::SmallVector<uint32_t, 8> storedBuffers;
-  /// Stored reshapes no kernel writes: each is a view of the Output
-  /// buffer beside it (row-major, offset 0) once the plan has run.
-  llvm::SmallVector<NodeRef, 2> aliasNodes;
-  llvm::SmallVector<uint32_t, 2> aliasBuffers;
   /// With CUMO_DUMP_GRAPH: the path stem this plan was dumped under, where
   /// an executor adds what it derives (the CUDA graph); empty otherwise.
   std::string dumpStem;

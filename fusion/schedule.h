@@ -40,7 +40,7 @@ struct Schedule {
     bool viewReadsBuffer = false; ///< View: reads its input's buffer
     /// A stored Reshape that no kernel writes: its input is stored whole
     /// and the reshape becomes a view of that buffer after the plan runs
-    /// (Plan::aliasNodes). Only while it is not buffered itself.
+    /// (Plan::storedNodes). Only while it is not buffered itself.
     bool aliasesInput = false;
     /// An index write into its base's own buffer (canWriteInPlace): no
     /// kernel copies the base first.

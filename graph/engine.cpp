@@ -252,11 +252,6 @@ void Engine::flush() {
     if (buffers[buffer] && n->isWrapped())
       n->materializeContiguous(buffers[buffer]);
   }
-  for (auto [position, buffer] : t->aliases) {
-    Node *n = nodes[position].get();
-    if (buffers[buffer] && n->isWrapped())
-      n->materializeContiguous(buffers[buffer]);
-  }
   pending.clearAfterFlush();
   // A plan reads views in place and leaves them pending. One that outlives
   // the flush (the cut fell between it and its consumer) would be a

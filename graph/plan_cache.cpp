@@ -189,8 +189,6 @@ PlanTemplate &PlanCache::insert(uint64_t key, Plan plan, llvm::ArrayRef<NodeRef>
   }
   for (size_t i = 0; i < plan.storedNodes.size(); ++i)
     t->stored.push_back({positionOf(plan.storedNodes[i].get()), plan.storedBuffers[i]});
-  for (size_t i = 0; i < plan.aliasNodes.size(); ++i)
-    t->aliases.push_back({positionOf(plan.aliasNodes[i].get()), plan.aliasBuffers[i]});
   for (uint32_t i = 0; i < plan.kernels.size(); ++i) {
     const Kernel &k = plan.kernels[i];
     if (k.kind == Kernel::Kind::Opaque && !k.nodes.empty() &&
@@ -221,7 +219,6 @@ PlanTemplate &PlanCache::insert(uint64_t key, Plan plan, llvm::ArrayRef<NodeRef>
   }
   plan.nodes.clear();
   plan.storedNodes.clear();
-  plan.aliasNodes.clear();
   plan.templateKey = key;
   t->plan = std::move(plan);
   t->nodeCount = uint32_t(nodes.size());

@@ -28,8 +28,6 @@ struct PlanTemplate {
   llvm::SmallVector<int32_t, 8> bufferSource;
   /// Stored nodes: (position, plan buffer).
   llvm::SmallVector<std::pair<uint32_t, uint32_t>, 8> stored;
-  /// Stored reshapes that view an Output: (position, plan buffer).
-  llvm::SmallVector<std::pair<uint32_t, uint32_t>, 2> aliases;
   /// Per kernel, per parameter and per generator: the node position it is
   /// read from.
   llvm::SmallVector<llvm::SmallVector<uint32_t, 2>, 4> paramSource;
