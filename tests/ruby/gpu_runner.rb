@@ -47,3 +47,14 @@ ENV["CUMO_DEVICE"] = "cuda"
 # goes to minitest; __FILE__ and require_relative resolve against the test.
 $PROGRAM_NAME = path
 load path
+
+# A test that hangs on the GPU is killed by meson's timeout with nothing of
+# minitest's report printed: say which test starts, so the log names it.
+if defined?(Minitest::Test)
+  Minitest::Test.prepend(Module.new do
+    def before_setup
+      warn "gpu_runner: start #{self.class}##{name}"
+      super
+    end
+  end)
+end

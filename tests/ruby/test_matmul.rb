@@ -103,6 +103,9 @@ class TestMatmul < Minitest::Test
   def test_every_shape_case_of_the_seed
     SHAPE_CASES.each do |a_shape, b_shape|
       assert_product(array(Cumo::DFloat, a_shape, 1), array(Cumo::DFloat, b_shape, 2))
+    rescue StandardError => e
+      # A device error (an illegal address) says nothing of the case.
+      raise e.class, "#{a_shape} @ #{b_shape}: #{e.message}", e.backtrace
     end
   end
 
