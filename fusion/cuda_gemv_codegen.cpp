@@ -28,8 +28,12 @@
 // and computes its consumers there with the elementwise kernels' emitter
 // (emitElementBody), storing what the plan stores.
 #include "fusion/cuda_kernel_shape.h"
+#include "fusion/cuda_row_codegen.h"
+#include "fusion/prologue.h"
 
 #include "ops/matmul.h"
+#include "ops/row_layout.h"
+#include "ops/row_ops.h"
 
 #include <algorithm>
 
@@ -46,6 +50,7 @@ namespace {
 constexpr uint32_t kGemvBlock = 256;
 constexpr uint32_t kGemvSlices = kGemvBlock / kWarpSize;
 constexpr int64_t kGemvBlocksPerSm = 32;
+constexpr int64_t kGemvPrologueBlocksPerSm = 8;
 
 /// The axes of a batched product's batch (the broadcast of both
 /// operands' leading axes; none unless both are matrices).
@@ -131,6 +136,56 @@ std::string emitWrite(const KernelShape &s, DType acc, int indent) {
 /// The matrix's axis along k: its first, or for a batch of matrices the
 /// second to last.
 size_t kAxisOf(size_t rank) { return rank >= 2 ? rank - 2 : 0; }
+
+/// The prologue (fusion/prologue.h): row op s.prologueOp over each of the
+/// M rows of operand 0 (P.in0, no batch), a warp a row folding in the row
+/// op's own order (emitRowStats, the row in registers), its results
+/// rounded to the product's class into shared memory `xs` (M x K) at the
+/// positions [lo, hi) of each row this block reads; where `writer` holds,
+/// also into the row op's store (P.pro_out, when the plan keeps one).
+/// Ends with the block's barrier.
+void emitPrologue(const KernelShape &s, const std::string &lo, const std::string &hi,
+                  const std::string &writer, std::string &os) {
+  std::string t = cType(s.outDtype).str(), a = cType(s.rowAccumulator).str();
+  auto param = [&](int i) {
+    std::string p = "P.in" + std::to_string(i);
+    return castExpr(s.outDtype, s.rowAccumulator, p + "[" + p + "_off + j * " + p + "_s[0]]");
+  };
+  os += "  // The prologue: the row op's rows, as its own kernel rounds them.\n";
+  os += "  extern __shared__ __align__(16) unsigned char cumo_smem[];\n";
+  os += "  " + t + " *const xs = reinterpret_cast<" + t + " *>(cumo_smem);\n";
+  os += "  {\n";
+  os += "  constexpr int G = " + std::to_string(s.rowGroup) + ";\n";
+  os += "  constexpr int CACHED = " + std::to_string(s.rowCachedGroups) + ";\n";
+  os += "  const long long n = K, L = 32;\n";
+  os += "  const " + a + " eps = (" + a + ")P.pro_eps;\n";
+  os += "  const long long lo = " + lo + ", hi = " + hi + ";\n";
+  os += "  for (long long r = threadIdx.x >> 5; r < M; r += blockDim.x >> 5) {\n";
+  os += "    const long long base = P.in0_off + r * a_r;\n";
+  os += "    " + a + " v[CACHED * G];\n";
+  os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
+  os += "      const long long g = lane + (long long)k * L;\n";
+  os += "      if (g * G >= n) break;\n";
+  os += "      #pragma unroll\n      for (int e = 0; e < G; ++e)\n";
+  os += "        if (g * G + e < n) v[k * G + e] = " +
+        castExpr(s.outDtype, s.rowAccumulator, "P.in0[base + (g * G + e) * a_c]") + ";\n";
+  os += "    }\n";
+  std::string element = emitRowStats(s, s.prologueOp, param(2), param(3), os);
+  os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
+  os += "      const long long g = lane + (long long)k * L;\n";
+  os += "      if (g * G >= n) break;\n";
+  os += "      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n";
+  os += "        const long long j = g * G + e;\n";
+  os += "        if (j >= n || j < lo || j >= hi) continue;\n";
+  os += "        const " + a + " x = v[k * G + e];\n";
+  os += "        const " + t + " y = " + castExpr(s.rowAccumulator, s.outDtype, element) + ";\n";
+  os += "        xs[r * K + j] = y;\n";
+  if (s.prologueStored)
+    os += "        if (P.pro_out && " + writer + ") P.pro_out[P.pro_out_off + r * K + j] = y;\n";
+  os += "      }\n    }\n";
+  os += "  }\n  }\n";
+  os += "  __syncthreads();\n";
+}
 } // namespace
 
 int32_t gemvVector(DType matrix) {
@@ -158,6 +213,18 @@ void analyzeGemv(const Kernel &k, KernelShape &s) {
   s.gemvRows = rows;
   const Load &b = k.operands[1];
   s.gemvAlongK = b.index.strides[kAxisOf(b.index.strides.size())] == 1;
+  if (k.hasPrologue()) {
+    // The row op's rows laid out as its own kernel lays them (fitsPrologue
+    // made sure that is a warp a row, held in registers).
+    DType t = k.opaqueDtype;
+    RowLayout l = rowLayout(a.back(), t, rowAccumulator(t));
+    s.prologueOp = k.prologue.op;
+    s.prologueStored = k.prologue.stored;
+    s.rowAccumulator = rowAccumulator(t);
+    s.rowWarp = true;
+    s.rowGroup = int32_t(l.group);
+    s.rowCachedGroups = int32_t(l.cachedGroups);
+  }
 }
 
 void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
@@ -202,12 +269,15 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   // rows need no narrow path.
   if (s.hasEpilogue())
     os += "  using I = long long;\n";
-  // One step of the fold: every row's product with the matrix element bv.
+  // One step of the fold: every row's product with the matrix element bv
+  // (with a prologue, the rows are the row op's, in shared memory).
+  bool prologue = s.prologueOp != OpKind::Copy;
+  std::string xAt = prologue ? "xs[r * K + p]" : "P.in0[a_b + r * a_r + p * a_c]";
   std::string step = "        #pragma unroll\n"
                      "        for (int r = 0; r < MR; ++r)\n"
                      "          if (r < M)\n"
                      "            acc[r] = cumo_ops::wadd(acc[r], cumo_ops::wmul(" +
-                     cast(0, "P.in0[a_b + r * a_r + p * a_c]") + ", bv));\n";
+                     cast(0, xAt) + ", bv));\n";
   if (s.gemvAlongK) {
     // A warp per output column of every product of the batch. Where every
     // column of the matrix starts on a 16-byte boundary (P.bvec), each
@@ -215,6 +285,10 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
     // them in order, and the last k % V one at a time.
     int32_t v = gemvVector(s.operandDtypes[1]);
     std::string V = std::to_string(v), bt = cType(s.operandDtypes[1]).str();
+    // Every block reads whole rows: it normalizes all of them, block 0
+    // storing them.
+    if (prologue)
+      emitPrologue(s, "0LL", "K", "blockIdx.x == 0", os);
     os += "  const long long warps = (long long)gridDim.x * (blockDim.x >> 5);\n";
     os += "  for (long long col = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);"
           " col < B * N; col += warps) {\n";
@@ -266,6 +340,10 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "  const long long bi = (long long)blockIdx.x / tiles / splits;\n";
   os += "  const long long chunk = (K + splits - 1) / splits;\n";
   os += "  const long long k0 = split * chunk, k1 = min(K, k0 + chunk);\n";
+  // A block reads its run of k of every row: it normalizes that, the
+  // blocks of the first column tile storing it.
+  if (prologue)
+    emitPrologue(s, "k0", "k1", "tile == 0", os);
   // As gemvScratchBytes lays it out: a counter per tile of each product,
   // then the partials.
   os += "  unsigned int *counters = reinterpret_cast<unsigned int *>(P.scratch);\n";
@@ -363,10 +441,15 @@ LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model) {
     c.grid = 0; // an empty result: nothing to launch
     return c;
   }
+  // A prologue's rows live in shared memory (fitsPrologue bounds them).
+  if (k.hasPrologue())
+    c.sharedBytes = uint32_t(e.m * e.k * int64_t(sizeOf(k.opaqueDtype)));
   if (alongK(k)) {
+    // With a prologue every block normalizes the rows again: fewer blocks,
+    // each taking more columns.
     int64_t perBlock = kGemvBlock / kWarpSize;
-    c.grid = uint32_t(std::clamp<int64_t>((e.batch * e.n + perBlock - 1) / perBlock, 1,
-                                          sms * kGemvBlocksPerSm));
+    int64_t cap = sms * (k.hasPrologue() ? kGemvPrologueBlocksPerSm : kGemvBlocksPerSm);
+    c.grid = uint32_t(std::clamp<int64_t>((e.batch * e.n + perBlock - 1) / perBlock, 1, cap));
     return c;
   }
   // Every tile of 32 columns of every product once, times the splits of k

@@ -187,6 +187,12 @@ struct KernelShape {
   /// unit-strided along k.
   int32_t gemvRows = 0;
   bool gemvAlongK = false;
+  /// Small products with a prologue (fusion/prologue.h): the row op
+  /// (LayerNorm or RmsNorm; Copy: none), laid out as its own kernel would
+  /// lay a row (the row fields above, a warp a row), and whether its rows
+  /// are stored (P.pro_out, which may still be null: optional).
+  OpKind prologueOp = OpKind::Copy;
+  bool prologueStored = false;
 
   int32_t basisRank(int32_t b) const { return bases[b].rank; }
   /// An opaque kernel computing elementwise consumers of its result

@@ -350,6 +350,14 @@ void describeParams(const KernelShape &s, const PackInputs *in,
       });
     if (s.gemvRows && s.gemvAlongK)
       f.i64("bvec", [&] { return int64_t(gemvColumnsAligned(*k)); });
+    // A prologue's row op (fusion/prologue.h): its eps, and its store.
+    if (s.prologueOp != OpKind::Copy)
+      f.f64("pro_eps", [&] { return k->prologue.eps.asDouble(); });
+    if (s.prologueStored) {
+      f.ptr("pro_out", cType(s.outDtype).str() + "*",
+            [&] { return f.buffer(k->prologue.out.buffer); });
+      f.i64("pro_out_off", [&] { return k->prologue.out.index.offset; });
+    }
     if (s.hasEpilogue()) {
       describeElements(s, k, f);
       if (s.checksDivision)

@@ -181,30 +181,31 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
     }
     emitCachedGroups(body, os);
   }
-  switch (s.opaqueOp) {
+  emitWrite(s, emitRowStats(s, s.opaqueOp, param(1), param(2), os), os);
+  os += "  }\n}\n";
+}
+
+std::string emitRowStats(const KernelShape &s, OpKind op, const std::string &gamma,
+                         const std::string &beta, std::string &os) {
+  std::string a = cType(s.rowAccumulator).str();
+  switch (op) {
   case OpKind::LayerNorm:
     emitFold(s, {"total", "SumOp", "(" + a + ")0", "x"}, os);
     os += "    const " + a + " mean = total / (" + a + ")n;\n";
     emitFold(s, {"squares", "SumOp", "(" + a + ")0", "(x - mean) * (x - mean)"}, os);
     os += "    const " + a + " sd = cumo_ops::m_sqrt(squares / (" + a + ")n + eps);\n";
-    emitWrite(s,
-              "cumo_ops::layer_norm_element(x, mean, sd, " + param(1) + ", " + param(2) + ")",
-              os);
-    break;
+    return "cumo_ops::layer_norm_element(x, mean, sd, " + gamma + ", " + beta + ")";
   case OpKind::RmsNorm:
     emitFold(s, {"squares", "SumOp", "(" + a + ")0", "x * x"}, os);
     os += "    const " + a + " rms = cumo_ops::m_sqrt(squares / (" + a + ")n + eps);\n";
-    emitWrite(s, "cumo_ops::rms_norm_element(x, rms, " + param(1) + ")", os);
-    break;
+    return "cumo_ops::rms_norm_element(x, rms, " + gamma + ")";
   case OpKind::Softmax:
     emitFold(s, {"m", "MaxOp", "(" + a + ")(0.0 / 0.0)", "x"}, os);
     emitFold(s, {"total", "SumOp", "(" + a + ")0", "cumo_ops::m_exp(x - m)"}, os);
-    emitWrite(s, "cumo_ops::m_exp(x - m) / total", os);
-    break;
+    return "cumo_ops::m_exp(x - m) / total";
   default:
     throw Error(ErrorKind::Internal, "[cuda codegen] not a row operation");
   }
-  os += "  }\n}\n";
 }
 
 LaunchConfig launchRows(const RowLayout &l, int64_t rows, const DeviceModel &model) {

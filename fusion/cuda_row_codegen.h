@@ -15,6 +15,14 @@ bool isRowOp(OpKind op);
 void analyzeRow(const Kernel &k, KernelShape &s);
 void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &os);
 LaunchConfig rowLaunch(const Kernel &k, const DeviceModel &model);
+/// The folds of row op `op` over the row the lanes hold, laid out as the
+/// row fields of `s` say (in the names emitRowEntry declares: n, G, L,
+/// lane, CACHED and the cache v, or load(j) when the row is not cached;
+/// eps), and the expression of the result at element x (the accumulator's
+/// value) of position j, `gamma` and `beta` spelling the parameters at j.
+/// The small products' prologue (fusion/prologue.h) folds its rows so too.
+std::string emitRowStats(const KernelShape &s, OpKind op, const std::string &gamma,
+                         const std::string &beta, std::string &os);
 /// The launch of `rows` rows laid out as `l`: eight rows a block of 256
 /// threads in the warp layout, else a block of l.lanes threads a row;
 /// rows past the grid's cap loop. (The row programs of

@@ -109,6 +109,7 @@ private:
       if (k.kind == Kernel::Kind::Opaque && !k.hasEpilogue())
         for (const Store &st : k.stores)
           required[st.buffer] = true;
+      // (A prologue's store is plain: the kernel skips a null one.)
     }
     // A held reshape will view it.
     for (size_t i = 0; i < plan_.storedNodes.size(); ++i)
@@ -117,9 +118,12 @@ private:
     for (size_t b = 0; b < plan_.buffers.size(); ++b)
       plan_.buffers[b].optional =
           plan_.buffers[b].role == PlanBuffer::Role::Output && !required[b];
-    for (Kernel &k : plan_.kernels)
+    for (Kernel &k : plan_.kernels) {
       for (Store &st : k.stores)
         st.optional = plan_.buffers[st.buffer].optional;
+      if (k.prologue.stored)
+        k.prologue.out.optional = plan_.buffers[k.prologue.out.buffer].optional;
+    }
   }
 
   struct InstanceKey {
@@ -516,8 +520,28 @@ void Lowering::lowerOpaque(const Schedule::KernelSlot &slot) {
     k_->operandShapes.push_back(toShape(in->shape()));
     k_->operands.push_back(k_->loads[k_->values[v].ref]);
   };
+  // A prologue's row op (fusion/prologue.h) is computed here: the
+  // product's first operand is the row op's input, and the row op's
+  // parameters follow the product's operands.
+  const Node *rowOp = slot.prologue >= 0 ? s_.nodes[uint32_t(slot.prologue)].get() : nullptr;
+  if (rowOp) {
+    noteNode(rowOp);
+    k_->prologue.op = rowOp->op();
+    k_->prologue.eps = rowOp->scalar;
+  }
   for (const NodeRef &in : n->inputs().drop_front(base))
-    operand(in.get());
+    operand(in.get() == rowOp ? rowOp->input(0) : in.get());
+  if (rowOp) {
+    for (const NodeRef &in : rowOp->inputs().drop_front())
+      operand(in.get());
+    if (s_.facts[uint32_t(slot.prologue)].buffered) {
+      Prologue &pro = k_->prologue;
+      pro.stored = true;
+      pro.out.buffer = nodeBuffer_[rowOp];
+      pro.out.dtype = rowOp->dtype();
+      pro.out.index.strides = contiguousStrides(rowOp->shape());
+    }
+  }
   // Sibling index writes (Scheduler::mergeSiblingWrites): the first one's
   // table, then each write's values, and a result for each.
   bool siblings = n->op() == OpKind::IndexWrite && slot.members.size() > 1;

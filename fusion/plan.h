@@ -152,6 +152,20 @@ struct Reduce {
   int64_t count = 0;                 ///< elements per output (for mean)
 };
 
+/// A small product's prologue (fusion/prologue.h): the row operation whose
+/// result is the product's first operand, computed by the product's kernel.
+/// The kernel's operands are then the row op's input, the matrix, and the
+/// row op's gamma (and beta): the product reads the normalized rows as the
+/// row op rounds them.
+struct Prologue {
+  OpKind op = OpKind::Copy; ///< LayerNorm or RmsNorm; Copy: none
+  Scalar eps;
+  /// The normalized rows' store, contiguous, when something needs them
+  /// (Ruby holds them): `stored` says whether `out` is one.
+  bool stored = false;
+  Store out;
+};
+
 struct Kernel {
   enum class Kind : uint8_t {
     Elementwise, ///< stores per element, and full reductions
@@ -193,6 +207,9 @@ struct Kernel {
   llvm::SmallVector<int64_t, 4> opaqueInts;
   llvm::SmallVector<Shape, 2> operandShapes;
   llvm::SmallVector<Load, 2> operands;
+  /// Small products: the row op computed before the product (none when
+  /// prologue.op is Copy).
+  Prologue prologue;
   /// An opaque kernel that checks values only the device knows (a gather
   /// or write at device positions): this flush's tag for it, which a failed
   /// check leaves in the error word's second word (Device::errorWord), so
@@ -208,6 +225,8 @@ struct Kernel {
   int64_t domainSize() const { return numElements(domain); }
   /// An opaque kernel that computes elementwise consumers of its result.
   bool hasEpilogue() const { return kind == Kind::Opaque && !values.empty(); }
+  /// A small product that computes its first operand (a row op) itself.
+  bool hasPrologue() const { return kind == Kind::Opaque && prologue.op != OpKind::Copy; }
   /// Output elements of an AxisReduce kernel.
   int64_t reduceOutputs() const;
   /// Elements folded into each output of an AxisReduce kernel.

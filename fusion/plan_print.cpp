@@ -71,6 +71,8 @@ std::vector<KernelSummary> summarize(const Plan &plan) {
     for (const Store &st : k.stores)
       if (!llvm::is_contained(writes, st.buffer))
         writes.push_back(st.buffer);
+    if (k.prologue.stored && !llvm::is_contained(writes, k.prologue.out.buffer))
+      writes.push_back(k.prologue.out.buffer);
     for (const Reduce &r : k.reduces)
       if (!llvm::is_contained(writes, r.buffer))
         writes.push_back(r.buffer);

@@ -3,6 +3,7 @@
 #include "core/array.h"
 #include "core/error.h"
 #include "fusion/epilogue.h"
+#include "fusion/prologue.h"
 #include "fusion/row_groups.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -167,6 +168,12 @@ public:
   /// product's stage depends on.
   void applyEpilogues();
 
+  /// Prologues (fusion/prologue.h): a row op that only a small product
+  /// reads, as its first operand, is computed by the product's kernel;
+  /// the product then reads the row op's inputs, and may run a stage
+  /// earlier.
+  void applyPrologues();
+
   void group();
 
   /// Analyzes again every node outside the row groups, with the groups'
@@ -198,6 +205,24 @@ private:
   llvm::SmallVector<PlacedGroup, 2> rowGroups_;
   /// Per product with an epilogue (by index): its members.
   llvm::DenseMap<uint32_t, llvm::SmallVector<uint32_t, 4>> epilogues_;
+  /// Per product with a prologue (by index): the row op's index.
+  llvm::DenseMap<uint32_t, uint32_t> prologues_;
+
+  /// Whether `x` is a row op that product `n` computes (applyPrologues).
+  bool isPrologueOf(const Node *x, const Node *n) const {
+    auto it = s_.index.find(x);
+    return it != s_.index.end() && s_.facts[it->second].prologue >= 0 &&
+           s_.nodes[uint32_t(s_.facts[it->second].prologue)].get() == n;
+  }
+  /// Row op `x` runs in product `p`'s kernel, at its stage: read from its
+  /// buffer (when it has one) from the stage after.
+  void placePrologue(uint32_t x, const Schedule::Facts &p) {
+    Schedule::Facts &f = s_.facts[x];
+    f.avail = p.ready - 1;
+    f.ready = p.ready;
+    f.buffered = f.stored;
+    f.cost = 1;
+  }
 
   void requireBuffer(const Node *n, Schedule::Facts &f) {
     if (f.ridesWith >= 0) {
@@ -299,8 +324,16 @@ private:
       bool write = n->op() == OpKind::IndexWrite;
       int copy = write ? s_.inputStage(n->input(0)) : 0;
       int stage = write ? copy + 1 : 0;
+      // A prologue's row op is computed here: its inputs are operands.
+      llvm::SmallVector<const Node *, 4> operands;
       for (const NodeRef &in : n->inputs().drop_front(write ? 1 : 0)) {
-        const Node *x = in.get();
+        if (isPrologueOf(in.get(), n))
+          for (const NodeRef &r : in->inputs())
+            operands.push_back(r.get());
+        else
+          operands.push_back(in.get());
+      }
+      for (const Node *x : operands) {
         // (A materialized view has dropped its map: ask contains() first.)
         while (x->op() == OpKind::View && s_.contains(x) && !x->extra().flatView &&
                s_.contains(x->input(0)))
@@ -604,7 +637,8 @@ void Scheduler::placeEpilogueMember(uint32_t m) {
 void Scheduler::reanalyzeOutside() {
   for (uint32_t i = 0; i < s_.nodes.size(); ++i) {
     Schedule::Facts &f = s_.facts[i];
-    if (f.rowGroup >= 0)
+    // A prologue's row op is placed with its product, which comes later.
+    if (f.rowGroup >= 0 || f.prologue >= 0)
       continue;
     if (f.epilogue >= 0 && f.epilogue != int(i)) {
       placeEpilogueMember(i);
@@ -623,7 +657,38 @@ void Scheduler::reanalyzeOutside() {
       f.buffered = buffered;
     }
     placeStored(s_.nodes[i].get(), f);
+    if (auto it = prologues_.find(i); it != prologues_.end())
+      placePrologue(it->second, f);
   }
+}
+
+void Scheduler::applyPrologues() {
+  llvm::SmallVector<llvm::SmallVector<uint32_t, 2>, 16> readers(s_.nodes.size());
+  for (uint32_t i = 0; i < s_.nodes.size(); ++i)
+    for (const NodeRef &in : s_.nodes[i]->inputs())
+      if (auto it = s_.index.find(in.get()); it != s_.index.end())
+        readers[it->second].push_back(i);
+  for (uint32_t p = 0; p < s_.nodes.size(); ++p) {
+    const Node *n = s_.nodes[p].get();
+    if (s_.facts[p].rowGroup >= 0 || n->op() != OpKind::MatMul)
+      continue;
+    auto it = s_.index.find(n->input(0));
+    if (it == s_.index.end())
+      continue;
+    uint32_t x = it->second;
+    const Schedule::Facts &xf = s_.facts[x];
+    if (xf.rowGroup >= 0 || xf.epilogue >= 0 || xf.prologue >= 0 ||
+        !fitsPrologue(s_.nodes[x].get(), n) ||
+        !llvm::all_of(readers[x], [&](uint32_t r) { return r == p; }))
+      continue;
+    s_.facts[x].prologue = int(p);
+    prologues_[p] = x;
+  }
+  if (prologues_.empty())
+    return;
+  reanalyzeOutside();
+  for (const PlacedGroup &pg : rowGroups_)
+    limitGroupInputs(pg.group, pg.stage);
 }
 
 void Scheduler::group() {
@@ -643,7 +708,7 @@ void Scheduler::group() {
     // A product with an epilogue has a kernel even when nothing reads
     // the product itself; its members are computed there.
     bool product = f.epilogue == int(i);
-    if (f.epilogue >= 0 && !product)
+    if ((f.epilogue >= 0 && !product) || f.prologue >= 0)
       continue;
     if ((!f.buffered && !product) || f.ridesWith >= 0 || f.rowGroup >= 0)
       continue;
@@ -680,6 +745,13 @@ void Scheduler::group() {
         slot.members.append(members.begin(), members.end());
         slot.why = "an opaque op runs its own implementation (its consumers "
                    "in its epilogue)";
+      }
+      if (auto it = prologues_.find(i); it != prologues_.end()) {
+        slot.prologue = int(it->second);
+        slot.why = product ? "an opaque op runs its own implementation (its operand's row "
+                             "op in its prologue, its consumers in its epilogue)"
+                           : "an opaque op runs its own implementation (its operand's row "
+                             "op in its prologue)";
       }
       separate.push_back(std::move(slot));
       continue;
@@ -791,6 +863,7 @@ Schedule schedule(llvm::ArrayRef<NodeRef> nodes,
   Scheduler sched(s, limits);
   sched.analyze(isStored);
   sched.applyRowGroups();
+  sched.applyPrologues();
   sched.applyEpilogues();
   sched.group();
   return s;

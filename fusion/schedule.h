@@ -63,6 +63,10 @@ struct Schedule {
     /// outside it through their buffers; the product has a buffer only
     /// when Ruby holds it or something outside its epilogue reads it.
     int epilogue = -1;
+    /// A row op a small product computes as its first operand
+    /// (fusion/prologue.h): the product's index in `nodes`. It has no
+    /// kernel of its own, and a buffer only when Ruby holds it.
+    int prologue = -1;
   };
   struct KernelSlot {
     enum class Kind : uint8_t { Elementwise, AxisReduce, Scatter, Opaque, Rowwise } kind;
@@ -74,6 +78,8 @@ struct Schedule {
     /// `nodes`.
     llvm::SmallVector<uint32_t, 4> members;
     std::string why;
+    /// An opaque product's prologue: the row op's index in `nodes`, or -1.
+    int prologue = -1;
   };
 
   llvm::SmallVector<NodeRef, 16> nodes; ///< pending, in recording order

@@ -546,6 +546,25 @@ private:
 };
 
 class CpuExecutor final : public Executor {
+  /// Runs `k`'s prologue into its store, or into a buffer of its own when
+  /// it has none (returned, to live as long as the product's call), and
+  /// points `operand` at the rows.
+  Ref<Buffer> runPrologue(const Kernel &k, llvm::ArrayRef<void *> pointers,
+                          OpaqueOperand &operand) {
+    OpaqueCall rows = prologueCallOf(k, pointers);
+    Ref<Buffer> own;
+    if (!rows.out) {
+      own = hostDevice()->pool().allocateInternal(
+          std::max<size_t>(size_t(numElements(rows.outShape)) * sizeOf(rows.outDtype), 1));
+      rows.out = own->data();
+    }
+    runOpaqueReference(rows);
+    operand.data = rows.out;
+    operand.strides = contiguousStrides(rows.outShape);
+    operand.offset = 0;
+    return own;
+  }
+
 public:
   const char *name() const override { return "cpu"; }
   Device &device() override { return *hostDevice(); }
@@ -565,6 +584,12 @@ public:
         for (size_t part = 0; part < opaqueParts(k); ++part) {
           OpaqueCall call = opaqueCallOf(k, pointers, part);
           call.errorWord = static_cast<uint32_t *>(device().errorWord());
+          // A prologue's row op first, as its own kernel would have run
+          // (the GPU's prologue folds in the same order), and the product
+          // reads its rows.
+          Ref<Buffer> normalized;
+          if (k.hasPrologue())
+            normalized = runPrologue(k, pointers, call.operands[0]);
           // An epilogue reads the result as the op stores it (rounded to
           // its dtype), as the separate elementwise kernel would have: the
           // op writes it aside, and the epilogue runs over it.

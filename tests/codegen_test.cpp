@@ -11,6 +11,7 @@
 #include "fusion/cuda/nvrtc_compiler.h"
 #include "fusion/cuda_codegen.h"
 #include "fusion/lower.h"
+#include "fusion/prologue.h"
 #include "fusion/row_groups.h"
 #include "fusion/schedule.h"
 #include "graph/executor.h"
@@ -24,6 +25,7 @@
 #include "ops/matmul.h"
 #include "ops/quantize.h"
 #include "ops/reduction.h"
+#include "ops/row_layout.h"
 #include "ops/row_ops.h"
 #include "ops/scan.h"
 #include "ops/shape_ops.h"
@@ -547,6 +549,37 @@ Plan epiloguePlan(DType t, const SmallProductCase &c, bool holdProduct) {
   if (!holdProduct)
     product.reset();
   return planOf({out});
+}
+
+/// A small product whose operand is `rowOp` (layer_norm or rms_norm) of a
+/// small x: the row op in the product's kernel (fusion/prologue.h) where
+/// it fits, with a bias in the epilogue when `biased`; the normalized rows
+/// held by Ruby (then stored by the product's kernel too) or collected.
+Plan prologuePlan(DType t, const SmallProductCase &c, OpKind rowOp, bool holdRows,
+                  bool biased) {
+  Handle x = wrap(input(t, c.rows ? Shape{c.rows, c.k} : Shape{c.k}, 64));
+  Handle gamma = wrap(input(t, {c.k}, 65));
+  Handle beta = wrap(input(t, {c.k}, 66));
+  Handle w = wrap(input(t, c.transposedW ? Shape{c.n, c.k} : Shape{c.k, c.n}, 67));
+  Handle bias = wrap(input(t, {c.n}, 68));
+  ArrayHandle wt(w->storageRef(), transposeLayout(w->layout(), {}, "transpose"));
+  Handle rows = wrap(rowOp == OpKind::LayerNorm ? layerNormOp(*x, *gamma, *beta, 1e-5)
+                                                : rmsNormOp(*x, *gamma, 1e-3));
+  NodeRef product = matmulOp("matmul", *rows, c.transposedW ? wt : *w);
+  if (!holdRows)
+    rows.reset();
+  if (!biased)
+    return planOf({product});
+  Handle p = wrap(product);
+  return planOf({binary(OpKind::Add, *p, *bias)});
+}
+
+/// Whether the product of `c` takes its row op as a prologue: the rows fit
+/// a warp each, held in registers, and kPrologueBytes of shared memory.
+bool expectsPrologue(DType t, const SmallProductCase &c) {
+  RowLayout l = rowLayout(c.k, t, rowAccumulator(t));
+  return l.warpPerRow() && l.cachedGroups > 0 &&
+         std::max<int64_t>(c.rows, 1) * c.k * int64_t(sizeOf(t)) <= kPrologueBytes;
 }
 
 /// A scan of `shape`, read through a reversed view when `reversed`, fed
@@ -1245,6 +1278,47 @@ TEST_CASE("small products are the generated matrix-vector kernel in either layou
         onlyKey(smallProductPlan(DType::SFloat, 1, 77, 45, false)));
 }
 
+TEST_CASE("a small product computes its operand's layer_norm or rms_norm in its kernel, compiled for every real float class") {
+  for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
+    for (const SmallProductCase &c : kSmallProducts)
+      for (OpKind op : {OpKind::LayerNorm, OpKind::RmsNorm})
+        for (bool held : {false, true}) {
+          CAPTURE(nameOf(t));
+          CAPTURE(c.rows);
+          CAPTURE(c.k);
+          CAPTURE(c.transposedW);
+          CAPTURE(opName(op));
+          CAPTURE(held);
+          Plan p = prologuePlan(t, c, op, held, /*biased=*/c.rows == 8);
+          bool fused = expectsPrologue(t, c);
+          REQUIRE(p.kernels.size() == (fused ? 1u : 2u));
+          const Kernel &k = p.kernels.back();
+          CHECK(isSmallProduct(k));
+          CHECK(k.hasPrologue() == fused);
+          if (fused) {
+            CHECK(k.prologue.op == op);
+            CHECK(k.prologue.stored == held);
+            CHECK(k.operands.size() == (op == OpKind::LayerNorm ? 4u : 3u));
+            std::string src = generateCuda(k, h200()).source;
+            CHECK(src.find("P.pro_eps") != std::string::npos);
+            CHECK((src.find("P.pro_out") != std::string::npos) == held);
+            // The rows live in shared memory the launch asks for.
+            CHECK(launchConfig(k, h200()).sharedBytes ==
+                  uint32_t(std::max<int64_t>(c.rows, 1) * c.k * int64_t(sizeOf(t))));
+          }
+          compilePlan(p);
+        }
+  // A row op something else reads too keeps its kernel.
+  Handle x = wrap(input(DType::SFloat, {1, 64}, 70));
+  Handle g = wrap(input(DType::SFloat, {64}, 71));
+  Handle w = wrap(input(DType::SFloat, {64, 32}, 72));
+  Handle rows = wrap(rmsNormOp(*x, *g, 1e-5));
+  Plan p = planOf({matmulOp("matmul", *rows, *w), binary(OpKind::Mul, *rows, *rows)});
+  CHECK(p.kernels.size() == 3);
+  for (const Kernel &k : p.kernels)
+    CHECK(!k.hasPrologue());
+}
+
 TEST_CASE("a small product computes its consumers in its kernel, compiled for every real float class") {
   for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
     for (const SmallProductCase &c : kSmallProducts)
@@ -1703,6 +1777,24 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
           // consumers then agree up to that rounding and gelu_tanh's tanh.
           compareWithCpu(epiloguePlan(t, c, held), smallProductTolerance(t, c.k));
         }
+  }
+  SUBCASE("small products with a prologue") {
+    for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
+      for (const SmallProductCase &c : kSmallProducts)
+        for (OpKind op : {OpKind::LayerNorm, OpKind::RmsNorm})
+          for (bool held : {false, true}) {
+            CAPTURE(nameOf(t));
+            CAPTURE(c.rows);
+            CAPTURE(c.k);
+            CAPTURE(c.transposedW);
+            CAPTURE(opName(op));
+            CAPTURE(held);
+            // The rows are the row op's, bit for bit (the held ones are
+            // compared too); the product sums in another order than the
+            // reference's.
+            compareWithCpu(prologuePlan(t, c, op, held, c.rows == 8),
+                           smallProductTolerance(t, c.k));
+          }
   }
   SUBCASE("matmul (the generated kernel)") {
     for (DType t : {DType::Int8, DType::Int32, DType::UInt64, DType::Int64})

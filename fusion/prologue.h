@@ -1,0 +1,39 @@
+// Prologues: the row operation (layer_norm, rms_norm) whose result is a
+// small product's first operand, computed by the product's own kernel. A
+// decode step normalizes its residual stream before each of a layer's two
+// weight products and before the LM head; each normalization was a kernel
+// of its own that wrote a row for the product to read back (25 of a GPT-2
+// token's kernels).
+//
+// In the product's kernel each block folds the rows' statistics, a warp a
+// row in the order the row op's own kernel folds (ops/row_layout.h: the
+// warp layout with the row in registers), normalizes the rows it reads into
+// shared memory as the row op rounds them, and multiplies from there: the
+// same numbers as the two kernels, bit for bit. The CPU executor runs the
+// row op's reference and then the product's.
+#pragma once
+
+#include "core/op_kind.h"
+
+#include <cstdint>
+
+namespace cumo {
+
+class Node;
+
+/// Shared memory the normalized rows may take (they are M x K of the
+/// product's class): 24 KiB, which with the product's own 16 KiB at 16
+/// rows stays under the 48 KiB a launch has without asking.
+constexpr int64_t kPrologueBytes = 24 * 1024;
+
+/// Row ops a prologue computes.
+bool isPrologueOp(OpKind op);
+
+/// Whether row op `x` can be computed inside small product `product`'s
+/// kernel as its first operand: `product` reads `x` as it is (its class,
+/// no batch axes), a warp folds each of its rows with the row in
+/// registers, and the rows fit kPrologueBytes. Who else reads `x` is the
+/// schedule's question.
+bool fitsPrologue(const Node *x, const Node *product);
+
+} // namespace cumo
