@@ -27,6 +27,7 @@
 // (r, j) rounds it to the product's dtype, as the product's store would,
 // and computes its consumers there with the elementwise kernels' emitter
 // (emitElementBody), storing what the plan stores.
+#include "core/error.h"
 #include "fusion/cuda_kernel_shape.h"
 #include "fusion/cuda_row_codegen.h"
 #include "fusion/prologue.h"
@@ -138,14 +139,16 @@ std::string emitWrite(const KernelShape &s, DType acc, int indent) {
 size_t kAxisOf(size_t rank) { return rank >= 2 ? rank - 2 : 0; }
 
 /// The prologue (fusion/prologue.h): row op s.prologueOp over each of the
-/// M rows of operand 0 (P.in0, no batch), a warp a row folding in the row
-/// op's own order (emitRowStats, the row in registers), its results
-/// rounded to the product's class into shared memory `xs` (M x K) at the
-/// positions [lo, hi) of each row this block reads; where `writer` holds,
-/// also into the row op's store (P.pro_out, when the plan keeps one).
-/// Ends with the block's barrier.
-void emitPrologue(const KernelShape &s, const std::string &lo, const std::string &hi,
-                  const std::string &writer, std::string &os) {
+/// M rows of operand 0 of this block's product (P.in0 from offset `aBase`:
+/// product `bi` of the batch), a warp a row folding in the row op's own order
+/// (emitRowStats, the row in registers), its results rounded to the
+/// product's class into shared memory `xs` (M x K) at the positions
+/// [lo, hi) of each row this block reads; where `writer` holds, also into
+/// the row op's store (P.pro_out, when the plan keeps one; product bi's
+/// rows from row bi * M). Ends with the block's barrier.
+void emitPrologue(const KernelShape &s, const std::string &aBase, const std::string &bi,
+                  const std::string &lo, const std::string &hi, const std::string &writer,
+                  std::string &os) {
   std::string t = cType(s.outDtype).str(), a = cType(s.rowAccumulator).str();
   auto param = [&](int i) {
     std::string p = "P.in" + std::to_string(i);
@@ -161,7 +164,7 @@ void emitPrologue(const KernelShape &s, const std::string &lo, const std::string
   os += "  const " + a + " eps = (" + a + ")P.pro_eps;\n";
   os += "  const long long lo = " + lo + ", hi = " + hi + ";\n";
   os += "  for (long long r = threadIdx.x >> 5; r < M; r += blockDim.x >> 5) {\n";
-  os += "    const long long base = P.in0_off + r * a_r;\n";
+  os += "    const long long base = " + aBase + " + r * a_r;\n";
   os += "    " + a + " v[CACHED * G];\n";
   os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
   os += "      const long long g = lane + (long long)k * L;\n";
@@ -181,7 +184,8 @@ void emitPrologue(const KernelShape &s, const std::string &lo, const std::string
   os += "        const " + t + " y = " + castExpr(s.rowAccumulator, s.outDtype, element) + ";\n";
   os += "        xs[r * K + j] = y;\n";
   if (s.prologueStored)
-    os += "        if (P.pro_out && " + writer + ") P.pro_out[P.pro_out_off + r * K + j] = y;\n";
+    os += "        if (P.pro_out && " + writer +
+          ") P.pro_out[P.pro_out_off + (" + bi + " * M + r) * K + j] = y;\n";
   os += "      }\n    }\n";
   os += "  }\n  }\n";
   os += "  __syncthreads();\n";
@@ -286,9 +290,14 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
     int32_t v = gemvVector(s.operandDtypes[1]);
     std::string V = std::to_string(v), bt = cType(s.operandDtypes[1]).str();
     // Every block reads whole rows: it normalizes all of them, block 0
-    // storing them.
-    if (prologue)
-      emitPrologue(s, "0LL", "K", "blockIdx.x == 0", os);
+    // storing them. (A batch's columns spread over the blocks: fitsPrologue
+    // leaves this layout unbatched.)
+    if (prologue) {
+      if (nb > 0)
+        throw Error(ErrorKind::Internal,
+                    "[cuda codegen] a prologue on a batch of products read along k");
+      emitPrologue(s, "P.in0_off", "0LL", "0LL", "K", "blockIdx.x == 0", os);
+    }
     os += "  const long long warps = (long long)gridDim.x * (blockDim.x >> 5);\n";
     os += "  for (long long col = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);"
           " col < B * N; col += warps) {\n";
@@ -340,16 +349,16 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "  const long long bi = (long long)blockIdx.x / tiles / splits;\n";
   os += "  const long long chunk = (K + splits - 1) / splits;\n";
   os += "  const long long k0 = split * chunk, k1 = min(K, k0 + chunk);\n";
-  // A block reads its run of k of every row: it normalizes that, the
-  // blocks of the first column tile storing it.
-  if (prologue)
-    emitPrologue(s, "k0", "k1", "tile == 0", os);
   // As gemvScratchBytes lays it out: a counter per tile of each product,
   // then the partials.
   os += "  unsigned int *counters = reinterpret_cast<unsigned int *>(P.scratch);\n";
   os += "  " + a + " *partials = reinterpret_cast<" + a +
         " *>(P.scratch + (B * tiles * 4 + 15) / 16 * 16);\n";
   os += emitBatchDecode(s, 2, s.hasEpilogue());
+  // A block reads its run of k of its product's rows: it normalizes that,
+  // the blocks of the first column tile storing it.
+  if (prologue)
+    emitPrologue(s, "a_b", "bi", "k0", "k1", "tile == 0", os);
   os += "  const long long j = tile * 32 + lane;\n";
   os += "  " + a + " acc[MR];\n";
   os += "  #pragma unroll\n  for (int r = 0; r < MR; ++r) acc[r] = (" + a + ")0;\n";

@@ -7,16 +7,34 @@
 
 namespace cumo {
 
-bool isPrologueOp(OpKind op) { return op == OpKind::LayerNorm || op == OpKind::RmsNorm; }
+bool isPrologueOp(OpKind op) {
+  return op == OpKind::LayerNorm || op == OpKind::RmsNorm || op == OpKind::Softmax;
+}
+
+namespace {
+/// Whether matrix `b` (of a batch of products) will be read with a stride
+/// other than one along k, as far as its node tells now: a settled array
+/// by its layout; a pending value other than a view gets a buffer of its
+/// own, row-major (an index write in place takes its base's, which is
+/// too); a view may lie any way, so no.
+bool rowsAlongK(const Node *b) {
+  size_t kAxis = b->ndim() - 2;
+  if (b->isMaterialized())
+    return b->layout().strides[kAxis] != 1;
+  OpCategory c = opCategory(b->op());
+  return c != OpCategory::View && c != OpCategory::Reshape && b->shape().back() != 1;
+}
+} // namespace
 
 bool fitsPrologue(const Node *x, const Node *product) {
-  if (!isPrologueOp(x->op()) || product->input(0) != x || !takesEpilogue(product) ||
-      x->dtype() != product->dtype())
+  if (!isPrologueOp(x->op()) || product->input(0) != x || product->input(1) == x ||
+      !takesEpilogue(product) || x->dtype() != product->dtype())
     return false;
-  llvm::ArrayRef<int64_t> a = x->shape(), b = product->input(1)->shape();
-  if (a.empty() || a.size() > 2 || b.size() > 2)
+  const Node *matrix = product->input(1);
+  llvm::ArrayRef<int64_t> a = x->shape(), b = matrix->shape();
+  if (a.empty() || ((a.size() > 2 || b.size() > 2) && !rowsAlongK(matrix)))
     return false;
-  int64_t k = a.back(), m = a.size() == 2 ? a[0] : 1;
+  int64_t k = a.back(), m = a.size() >= 2 ? a[a.size() - 2] : 1;
   RowLayout l = rowLayout(k, x->dtype(), rowAccumulator(x->dtype()));
   return l.warpPerRow() && l.cachedGroups > 0 &&
          m * k * int64_t(sizeOf(x->dtype())) <= kPrologueBytes;

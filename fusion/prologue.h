@@ -1,8 +1,9 @@
-// Prologues: the row operation (layer_norm, rms_norm) whose result is a
-// small product's first operand, computed by the product's own kernel. A
-// decode step normalizes its residual stream before each of a layer's two
-// weight products and before the LM head; each normalization was a kernel
-// of its own that wrote a row for the product to read back (25 of a GPT-2
+// Prologues: the row operation (layer_norm, rms_norm, softmax) whose result
+// is a small product's first operand, computed by the product's own kernel.
+// A decode step normalizes its residual stream before each of a layer's two
+// weight products and before the LM head, and takes the softmax of each
+// head's scores before their product with the values; each was a kernel of
+// its own that wrote rows for the product to read back (37 of a GPT-2
 // token's kernels).
 //
 // In the product's kernel each block folds the rows' statistics, a warp a
@@ -30,10 +31,12 @@ constexpr int64_t kPrologueBytes = 24 * 1024;
 bool isPrologueOp(OpKind op);
 
 /// Whether row op `x` can be computed inside small product `product`'s
-/// kernel as its first operand: `product` reads `x` as it is (its class,
-/// no batch axes), a warp folds each of its rows with the row in
-/// registers, and the rows fit kPrologueBytes. Who else reads `x` is the
-/// schedule's question.
+/// kernel as its first operand: `product` reads `x` as it is (its class),
+/// a warp folds each of its rows with the row in registers, and a
+/// product's rows fit kPrologueBytes. A batch of products (the heads'
+/// softmax times their values) only where the matrices lie with rows
+/// along k (the thread-per-column layout, whose blocks each take one
+/// product of the batch). Who else reads `x` is the schedule's question.
 bool fitsPrologue(const Node *x, const Node *product);
 
 } // namespace cumo

@@ -564,7 +564,8 @@ Plan prologuePlan(DType t, const SmallProductCase &c, OpKind rowOp, bool holdRow
   Handle bias = wrap(input(t, {c.n}, 68));
   ArrayHandle wt(w->storageRef(), transposeLayout(w->layout(), {}, "transpose"));
   Handle rows = wrap(rowOp == OpKind::LayerNorm ? layerNormOp(*x, *gamma, *beta, 1e-5)
-                                                : rmsNormOp(*x, *gamma, 1e-3));
+                    : rowOp == OpKind::RmsNorm  ? rmsNormOp(*x, *gamma, 1e-3)
+                                                : softmaxOp(*x));
   NodeRef product = matmulOp("matmul", *rows, c.transposedW ? wt : *w);
   if (!holdRows)
     rows.reset();
@@ -572,6 +573,22 @@ Plan prologuePlan(DType t, const SmallProductCase &c, OpKind rowOp, bool holdRow
     return planOf({product});
   Handle p = wrap(product);
   return planOf({binary(OpKind::Add, *p, *bias)});
+}
+
+/// Attention as decode writes it: each head's softmax of its scores (a
+/// batch of `rows`-row products of k), then times its values (k x n,
+/// stored with rows along k), the probabilities held by Ruby or not.
+Plan attentionPlan(DType t, Shape batch, int64_t rows, int64_t k, int64_t n, bool holdRows) {
+  Shape a = batch, b = batch;
+  a.append({rows, k});
+  b.append({k, n});
+  Handle scores = wrap(input(t, a, 73));
+  Handle values = wrap(input(t, b, 74));
+  Handle probs = wrap(softmaxOp(*scores));
+  NodeRef out = matmulOp("matmul", *probs, *values);
+  if (!holdRows)
+    probs.reset();
+  return planOf({out});
 }
 
 /// Whether the product of `c` takes its row op as a prologue: the rows fit
@@ -1278,36 +1295,67 @@ TEST_CASE("small products are the generated matrix-vector kernel in either layou
         onlyKey(smallProductPlan(DType::SFloat, 1, 77, 45, false)));
 }
 
-TEST_CASE("a small product computes its operand's layer_norm or rms_norm in its kernel, compiled for every real float class") {
+/// The prologue cases: each small product with one of the row ops, its
+/// rows held or not, in turn (every pairing over the cases and classes,
+/// without compiling all of them for each).
+struct PrologueCase {
+  const SmallProductCase &product;
+  OpKind op;
+  bool held;
+};
+std::vector<PrologueCase> prologueCases() {
+  const OpKind ops[] = {OpKind::LayerNorm, OpKind::RmsNorm, OpKind::Softmax};
+  std::vector<PrologueCase> out;
+  size_t i = 0;
+  for (const SmallProductCase &c : kSmallProducts)
+    for (bool held : {false, true})
+      out.push_back({c, ops[i++ % 3], held});
+  return out;
+}
+
+TEST_CASE("a small product computes its operand's layer_norm, rms_norm or softmax in its kernel, compiled for every real float class") {
   for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
-    for (const SmallProductCase &c : kSmallProducts)
-      for (OpKind op : {OpKind::LayerNorm, OpKind::RmsNorm})
-        for (bool held : {false, true}) {
-          CAPTURE(nameOf(t));
-          CAPTURE(c.rows);
-          CAPTURE(c.k);
-          CAPTURE(c.transposedW);
-          CAPTURE(opName(op));
-          CAPTURE(held);
-          Plan p = prologuePlan(t, c, op, held, /*biased=*/c.rows == 8);
-          bool fused = expectsPrologue(t, c);
-          REQUIRE(p.kernels.size() == (fused ? 1u : 2u));
-          const Kernel &k = p.kernels.back();
-          CHECK(isSmallProduct(k));
-          CHECK(k.hasPrologue() == fused);
-          if (fused) {
-            CHECK(k.prologue.op == op);
-            CHECK(k.prologue.stored == held);
-            CHECK(k.operands.size() == (op == OpKind::LayerNorm ? 4u : 3u));
-            std::string src = generateCuda(k, h200()).source;
-            CHECK(src.find("P.pro_eps") != std::string::npos);
-            CHECK((src.find("P.pro_out") != std::string::npos) == held);
-            // The rows live in shared memory the launch asks for.
-            CHECK(launchConfig(k, h200()).sharedBytes ==
-                  uint32_t(std::max<int64_t>(c.rows, 1) * c.k * int64_t(sizeOf(t))));
-          }
-          compilePlan(p);
-        }
+    for (const PrologueCase &pc : prologueCases()) {
+      const SmallProductCase &c = pc.product;
+      CAPTURE(nameOf(t));
+      CAPTURE(c.rows);
+      CAPTURE(c.k);
+      CAPTURE(c.transposedW);
+      CAPTURE(opName(pc.op));
+      CAPTURE(pc.held);
+      Plan p = prologuePlan(t, c, pc.op, pc.held, /*biased=*/c.rows == 8);
+      bool fused = expectsPrologue(t, c);
+      REQUIRE(p.kernels.size() == (fused ? 1u : 2u));
+      const Kernel &k = p.kernels.back();
+      CHECK(isSmallProduct(k));
+      CHECK(k.hasPrologue() == fused);
+      if (fused) {
+        CHECK(k.prologue.op == pc.op);
+        CHECK(k.prologue.stored == pc.held);
+        CHECK(k.operands.size() ==
+              (pc.op == OpKind::LayerNorm ? 4u : pc.op == OpKind::RmsNorm ? 3u : 2u));
+        std::string src = generateCuda(k, h200()).source;
+        CHECK(src.find("P.pro_eps") != std::string::npos);
+        CHECK((src.find("P.pro_out") != std::string::npos) == pc.held);
+        // The rows live in shared memory the launch asks for.
+        CHECK(launchConfig(k, h200()).sharedBytes ==
+              uint32_t(std::max<int64_t>(c.rows, 1) * c.k * int64_t(sizeOf(t))));
+      }
+      compilePlan(p);
+    }
+  // Decode's attention: a batch of one-row products, one a head, each
+  // block taking one head's softmax (short rows, and a context of 1024).
+  for (DType t : {DType::SFloat, DType::BFloat})
+    for (int64_t k : {int64_t(37), int64_t(1024)})
+      for (bool held : {false, true}) {
+        CAPTURE(nameOf(t));
+        CAPTURE(k);
+        Plan p = attentionPlan(t, {1, 12}, 1, k, 64, held);
+        REQUIRE(p.kernels.size() == 1);
+        CHECK(p.kernels[0].prologue.op == OpKind::Softmax);
+        compilePlan(p);
+      }
+  compilePlan(attentionPlan(DType::SFloat, {2, 3}, 2, 100, 16, true));
   // A row op something else reads too keeps its kernel.
   Handle x = wrap(input(DType::SFloat, {1, 64}, 70));
   Handle g = wrap(input(DType::SFloat, {64}, 71));
@@ -1780,21 +1828,29 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
   }
   SUBCASE("small products with a prologue") {
     for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
-      for (const SmallProductCase &c : kSmallProducts)
-        for (OpKind op : {OpKind::LayerNorm, OpKind::RmsNorm})
-          for (bool held : {false, true}) {
-            CAPTURE(nameOf(t));
-            CAPTURE(c.rows);
-            CAPTURE(c.k);
-            CAPTURE(c.transposedW);
-            CAPTURE(opName(op));
-            CAPTURE(held);
-            // The rows are the row op's, bit for bit (the held ones are
-            // compared too); the product sums in another order than the
-            // reference's.
-            compareWithCpu(prologuePlan(t, c, op, held, c.rows == 8),
-                           smallProductTolerance(t, c.k));
-          }
+      for (const PrologueCase &pc : prologueCases()) {
+        const SmallProductCase &c = pc.product;
+        CAPTURE(nameOf(t));
+        CAPTURE(c.rows);
+        CAPTURE(c.k);
+        CAPTURE(c.transposedW);
+        CAPTURE(opName(pc.op));
+        CAPTURE(pc.held);
+        // The rows are the row op's, bit for bit (the held ones are
+        // compared too; softmax's up to the libraries' exp); the product
+        // sums in another order than the reference's.
+        compareWithCpu(prologuePlan(t, c, pc.op, pc.held, c.rows == 8),
+                       std::max(smallProductTolerance(t, c.k), mathTolerance(t)));
+      }
+    for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
+      for (bool held : {false, true}) {
+        CAPTURE(nameOf(t));
+        CAPTURE(held);
+        compareWithCpu(attentionPlan(t, {1, 12}, 1, 1024, 64, held),
+                       std::max(smallProductTolerance(t, 1024), mathTolerance(t)));
+        compareWithCpu(attentionPlan(t, {2, 3}, 2, 100, 16, held),
+                       std::max(smallProductTolerance(t, 100), mathTolerance(t)));
+      }
   }
   SUBCASE("matmul (the generated kernel)") {
     for (DType t : {DType::Int8, DType::Int32, DType::UInt64, DType::Int64})

@@ -1,9 +1,10 @@
 # frozen_string_literal: true
 
-# Prologue fusion (fusion/prologue.h): a layer_norm or rms_norm whose only
-# reader is a small matrix product (1 to 16 rows, a real float class, no
-# batch), as its first operand, runs inside the product's kernel, as GPT-2's
-# decode step writes it: `x.layer_norm(g, b, eps: 1e-5).dot(w) + bias`.
+# Prologue fusion (fusion/prologue.h): a layer_norm, rms_norm or softmax
+# whose only reader is a small matrix product (1 to 16 rows, a real float
+# class), as its first operand, runs inside the product's kernel, as GPT-2's
+# decode step writes it: `x.layer_norm(g, b, eps: 1e-5).dot(w) + bias`, and
+# each head's `scores.softmax.matmul(v_cache)`.
 #
 # The product's kernel folds each row in the row op's own order and rounds
 # the normalized rows to their class before it multiplies, so the fused
@@ -21,6 +22,7 @@ class TestPrologue < Minitest::Test
   ROW_OPS = {
     layer_norm: ->(x, g, b) { x.layer_norm(g, b, eps: 1e-5) },
     rms_norm: ->(x, g, _b) { x.rms_norm(g, eps: 1e-6) },
+    softmax: ->(x, _g, _b) { x.softmax },
   }.freeze
 
   def setup
@@ -98,9 +100,32 @@ class TestPrologue < Minitest::Test
     # block a row).
     xl, gl, bl, wl, = operands(Cumo::SFloat, 1, 4096)
     assert_equal 2, kernels(xl.layer_norm(gl, bl).dot(wl)).size
-    # softmax is no prologue.
-    assert_equal 2, kernels(x.softmax.dot(w)).size
     # The rows are the product's second operand.
     assert_equal 2, kernels(w.transpose.dot(x.layer_norm(g, b).transpose)).size
+    # A batch whose matrices are read along k (keys through swapaxes): the
+    # kernel's blocks would each take columns of several products.
+    scores = Cumo::SFloat.new(2, 3, 1, 64).rand
+    keys = Cumo::SFloat.new(2, 3, 16, 64).rand
+    ks = kernels(scores.softmax.matmul(keys.swapaxes(2, 3)))
+    assert_includes ks, [:rowwise, [:softmax]]
+    assert_includes ks.map(&:first), :matmul
+  end
+
+  # Attention as a decode step writes it: each head's softmax of its scores
+  # times its values, a batch of one-row products.
+  def test_a_batch_of_softmax_rows_times_values
+    CLASSES.each do |klass|
+      [[1, 4, 1, 37], [2, 3, 2, 64]].each do |shape|
+        scores = klass.new(*shape).rand(-3, 3)
+        values = klass.new(*shape[0..1], shape[3], 16).rand(-1, 1)
+        Cumo.sync
+        what = "#{klass} #{shape}"
+        fused = scores.softmax.matmul(values)
+        assert_equal [[:matmul, %i[softmax matmul]]], kernels(fused), what
+        probs = scores.softmax
+        probs.to_a
+        assert_equal probs.matmul(values).to_a, fused.to_a, what
+      end
+    end
   end
 end
