@@ -130,11 +130,13 @@ CachedPlan &CudaExecutor::lookup(const Plan &plan, llvm::ArrayRef<uint64_t> keys
                                  llvm::ArrayRef<LaunchConfig> launches,
                                  llvm::ArrayRef<uint32_t> active, bool &hit) {
   // The structure: kernel identities and block shapes, and which plan
-  // buffers each role is (not pointers, not extents, not grid sizes).
+  // buffers each role is (not pointers, not extents, not grid sizes, not
+  // dynamic shared memory: a small product's prologue takes its rows'
+  // bytes, which grow with a decode's context; updateLaunches patches
+  // those as it patches grids).
   llvm::hash_code h = llvm::hash_value(keys.size());
   for (size_t i = 0; i < keys.size(); ++i)
-    h = llvm::hash_combine(h, keys[i], launches[i].block, launches[i].sharedBytes,
-                           active[i]);
+    h = llvm::hash_combine(h, keys[i], launches[i].block, active[i]);
   h = llvm::hash_combine(h, plan.buffers.size());
   for (const PlanBuffer &b : plan.buffers)
     h = llvm::hash_combine(h, int(b.role), int(b.dtype));
