@@ -208,15 +208,43 @@ bool gemvColumnsAligned(const Kernel &k) {
   return true;
 }
 
-void analyzeGemv(const Kernel &k, KernelShape &s) {
+namespace {
+/// The small operand's rows rounded up to a power of two (the kernel's MR).
+int32_t gemvRowsOf(const Kernel &k) {
   const Shape &a = k.operandShapes[0];
   int64_t m = a.size() >= 2 ? a[a.size() - 2] : 1;
   int32_t rows = 1;
   while (rows < m)
     rows *= 2;
-  s.gemvRows = rows;
+  return rows;
+}
+bool alongK(const Kernel &k) {
   const Load &b = k.operands[1];
-  s.gemvAlongK = b.index.strides[kAxisOf(b.index.strides.size())] == 1;
+  return b.index.strides[kAxisOf(b.index.strides.size())] == 1;
+}
+} // namespace
+
+int32_t gemvColumnVector(const Kernel &k) {
+  const Load &b = k.operands[1];
+  size_t rank = b.index.strides.size();
+  if (alongK(k) || rank < 2 || b.index.strides[rank - 1] != 1)
+    return 1;
+  int32_t cv = gemvVector(b.dtype);
+  while (cv > 1 && gemvRowsOf(k) * cv > 32)
+    cv /= 2;
+  if (b.index.offset % cv != 0)
+    return 1;
+  for (size_t d = 0; d + 1 < rank; ++d)
+    if (b.index.strides[d] % cv != 0 && k.operandShapes[1][d] > 1)
+      return 1;
+  return cv;
+}
+
+void analyzeGemv(const Kernel &k, KernelShape &s) {
+  const Shape &a = k.operandShapes[0];
+  s.gemvRows = gemvRowsOf(k);
+  s.gemvAlongK = alongK(k);
+  s.gemvColumns = gemvColumnVector(k);
   if (k.hasPrologue()) {
     // The row op's rows laid out as its own kernel lays them (fitsPrologue
     // made sure that is a warp a row, held in registers).
@@ -246,7 +274,7 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
     return "P.in" + std::to_string(o) + "_s[" + std::to_string(axis) + "]";
   };
   uint32_t block = kGemvBlock;
-  if (s.gemvAlongK)
+  if (s.gemvAlongK || s.gemvColumns > 1)
     os += vectorTypeDecl();
   os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ") " + entry +
         "(const unsigned char *__restrict__ params) {\n";
@@ -328,21 +356,25 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
     os += "    }\n  }\n}\n";
     return;
   }
-  // Thread per column: a block takes 32 columns of one product of the
-  // batch and one of `splits` equal runs of k (blockIdx.x = tile + tiles *
-  // (split + splits * bi)), its 8 warps striding that run. A decode step's
-  // weights are (k, n) with n of 768 to 3072: 24 to 96 column tiles, too
-  // few blocks to keep the memory busy, so k is split until the grid fills
-  // the device (gemvLaunch). The warps' partials fold in order through
-  // shared memory; with several splits each block leaves its partial in
-  // scratch, and the last block of a tile to arrive folds them in split
-  // order (deterministic, whichever arrives last) and rearms the tile's
-  // counter for the next launch.
+  // Thread per column: a block takes 32 * CV columns of one product of the
+  // batch (CV consecutive columns a thread, read as one vector where the
+  // matrix's rows allow: gemvColumnVector) and one of `splits` equal runs
+  // of k (blockIdx.x = tile + tiles * (split + splits * bi)), its 8 warps
+  // striding that run. A decode step's weights are (k, n) with n of 768 to
+  // 3072: few column tiles, too few blocks to keep the memory busy, so k
+  // is split until the grid fills the device (gemvLaunch). The warps'
+  // partials fold in order through shared memory, a row at a time; with
+  // several splits each block leaves its partial in scratch, and the last
+  // block of a tile to arrive folds them in split order (deterministic,
+  // whichever arrives last) and rearms the tile's counter for the next
+  // launch. Each column sums in the same order whatever CV is.
   std::string slices = std::to_string(kGemvSlices);
+  std::string CV = std::to_string(s.gemvColumns), bt = cType(s.operandDtypes[1]).str();
+  os += "  constexpr int CV = " + CV + ";\n";
   os += "  const long long slice = threadIdx.x >> 5;\n";
-  os += "  __shared__ " + a + " part[" + slices + "][MR][32];\n";
+  os += "  __shared__ " + a + " part[" + slices + "][CV][32];\n";
   os += "  __shared__ bool last;\n";
-  os += "  const long long tiles = (N + 31) / 32;\n";
+  os += "  const long long tiles = (N + 32 * CV - 1) / (32 * CV);\n";
   os += "  const long long splits = (long long)gridDim.x / (tiles * B);\n";
   os += "  const long long tile = (long long)blockIdx.x % tiles;\n";
   os += "  const long long split = (long long)blockIdx.x / tiles % splits;\n";
@@ -359,25 +391,53 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   // the blocks of the first column tile storing it.
   if (prologue)
     emitPrologue(s, "a_b", "bi", "k0", "k1", "tile == 0", os);
-  os += "  const long long j = tile * 32 + lane;\n";
-  os += "  " + a + " acc[MR];\n";
-  os += "  #pragma unroll\n  for (int r = 0; r < MR; ++r) acc[r] = (" + a + ")0;\n";
-  os += "  if (j < N) {\n";
-  os += "    const long long bo = b_b + j * b_c;\n";
+  os += "  const long long j0 = tile * 32 * CV + lane * CV;\n";
+  os += "  " + a + " acc[MR][CV];\n";
+  os += "  #pragma unroll\n  for (int r = 0; r < MR; ++r)\n";
+  os += "    #pragma unroll\n    for (int e = 0; e < CV; ++e) acc[r][e] = (" + a + ")0;\n";
+  os += "  if (j0 < N) {\n";
+  os += "    const long long bo = b_b + j0 * b_c;\n";
+  if (s.gemvColumns > 1)
+    os += "    const bool whole = j0 + CV <= N;\n";
   os += "    #pragma unroll 4\n";
   os += "    for (long long p = k0 + slice; p < k1; p += " + slices + ") {\n";
-  os += "        const " + a + " bv = " + cast(1, "P.in1[bo + p * b_r]") + ";\n";
-  os += step;
-  os += "    }\n  }\n";
-  os += "  #pragma unroll\n  for (int r = 0; r < MR; ++r) part[slice][r][lane] = acc[r];\n";
-  os += "  __syncthreads();\n";
-  os += "  if (slice == 0 && j < N) {\n";
-  os += "    for (int r = 0; r < MR && r < M; ++r) {\n";
-  os += "      " + a + " total = part[0][r][lane];\n";
-  os += "      for (int w = 1; w < " + slices + "; ++w) total = cumo_ops::wadd(total, part[w][r][lane]);\n";
-  os += "      if (splits == 1) {\n" + emitWrite(s, acc, 8) + "      }\n";
-  os += "      else partials[((bi * splits + split) * M + r) * N + j] = total;\n";
-  os += "    }\n  }\n";
+  if (s.gemvColumns > 1) {
+    // The row's CV columns as one load; past the last column, a valid
+    // element stands in (its sums are never written).
+    std::string vt = "cumo_vec<" + bt + ", CV>";
+    os += "      " + vt + " w;\n";
+    os += "      if (whole) w = *reinterpret_cast<const " + vt + " *>(P.in1 + bo + p * b_r);\n";
+    os += "      else\n        #pragma unroll\n        for (int e = 0; e < CV; ++e)\n";
+    os += "          w.e[e] = P.in1[bo + p * b_r + (j0 + e < N ? e : 0)];\n";
+  }
+  os += "      #pragma unroll\n      for (int e = 0; e < CV; ++e) {\n";
+  os += "        const " + a + " bv = " +
+        cast(1, s.gemvColumns > 1 ? std::string("w.e[e]") : std::string("P.in1[bo + p * b_r]")) +
+        ";\n";
+  os += "        #pragma unroll\n";
+  os += "        for (int r = 0; r < MR; ++r)\n";
+  os += "          if (r < M)\n";
+  os += "            acc[r][e] = cumo_ops::wadd(acc[r][e], cumo_ops::wmul(" + cast(0, xAt) +
+        ", bv));\n";
+  os += "      }\n    }\n  }\n";
+  // The slices' partials, a row at a time (M is the block's: every thread
+  // takes the barriers).
+  os += "  #pragma unroll\n  for (int r = 0; r < MR; ++r) {\n";
+  os += "    if (r >= M) break;\n";
+  os += "    #pragma unroll\n    for (int e = 0; e < CV; ++e) part[slice][e][lane] = acc[r][e];\n";
+  os += "    __syncthreads();\n";
+  os += "    if (slice == 0)\n";
+  os += "      for (int e = 0; e < CV; ++e) {\n";
+  os += "        const long long j = j0 + e;\n";
+  os += "        if (j >= N) break;\n";
+  os += "        " + a + " total = part[0][e][lane];\n";
+  os += "        for (int w = 1; w < " + slices +
+        "; ++w) total = cumo_ops::wadd(total, part[w][e][lane]);\n";
+  os += "        if (splits == 1) {\n" + emitWrite(s, acc, 10) + "        }\n";
+  os += "        else partials[((bi * splits + split) * M + r) * N + j] = total;\n";
+  os += "      }\n";
+  os += "    __syncthreads();\n";
+  os += "  }\n";
   os += "  if (splits == 1) return;\n";
   os += "  __threadfence();\n";
   os += "  __syncthreads();\n";
@@ -386,20 +446,24 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "  __syncthreads();\n";
   os += "  if (!last) return;\n";
   os += "  __threadfence();\n";
-  os += "  if (slice == 0 && j < N) {\n";
-  os += "    for (int r = 0; r < MR && r < M; ++r) {\n";
-  os += "      " + a + " total = __ldcg(partials + ((bi * splits) * M + r) * N + j);\n";
-  os += "      for (long long q = 1; q < splits; ++q)\n";
-  os += "        total = cumo_ops::wadd(total, __ldcg(partials + ((bi * splits + q) * M + r) * N + j));\n";
-  os += emitWrite(s, acc, 6);
-  os += "    }\n  }\n";
+  os += "  if (slice == 0 && j0 < N) {\n";
+  os += "    for (int r = 0; r < MR && r < M; ++r)\n";
+  os += "      for (int e = 0; e < CV; ++e) {\n";
+  os += "        const long long j = j0 + e;\n";
+  os += "        if (j >= N) break;\n";
+  os += "        " + a + " total = __ldcg(partials + ((bi * splits) * M + r) * N + j);\n";
+  os += "        for (long long q = 1; q < splits; ++q)\n";
+  os += "          total = cumo_ops::wadd(total, __ldcg(partials + ((bi * splits + q) * M + r) * N + j));\n";
+  os += emitWrite(s, acc, 8);
+  os += "      }\n  }\n";
   os += "  if (threadIdx.x == 0) counters[bi * tiles + tile] = 0u;\n";
   os += "}\n";
 }
 
 namespace {
-/// The columns of the small operand's product one thread-per-column block
-/// covers, and the smallest run of k worth a split of its own.
+/// The threads across columns of a thread-per-column block (each takes
+/// gemvColumnVector columns), and the smallest run of k worth a split of
+/// its own.
 constexpr int64_t kGemvTileColumns = 32;
 constexpr int64_t kGemvMinSplitRows = 4 * int64_t(kGemvSlices);
 /// Blocks per SM the split layout aims for (8 of 256 threads fill one).
@@ -421,18 +485,19 @@ GemvExtents gemvExtents(const Kernel &k) {
   }
   return e;
 }
-bool alongK(const Kernel &k) {
-  const Load &b = k.operands[1];
-  return b.index.strides[kAxisOf(b.index.strides.size())] == 1;
-}
 size_t alignTo16(size_t n) { return (n + 15) / 16 * 16; }
+/// Column tiles of a thread-per-column launch.
+int64_t columnTiles(const Kernel &k, int64_t n) {
+  int64_t width = kGemvTileColumns * gemvColumnVector(k);
+  return (n + width - 1) / width;
+}
 } // namespace
 
 size_t gemvScratchBytes(const Kernel &k, const LaunchConfig &launch) {
   if (alongK(k))
     return 0;
   GemvExtents e = gemvExtents(k);
-  int64_t tiles = (e.n + kGemvTileColumns - 1) / kGemvTileColumns;
+  int64_t tiles = columnTiles(k, e.n);
   int64_t splits = tiles && e.batch ? int64_t(launch.grid) / (tiles * e.batch) : 1;
   if (splits <= 1)
     return 0;
@@ -461,9 +526,9 @@ LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model) {
     c.grid = uint32_t(std::clamp<int64_t>((e.batch * e.n + perBlock - 1) / perBlock, 1, cap));
     return c;
   }
-  // Every tile of 32 columns of every product once, times the splits of k
+  // Every tile of columns of every product once, times the splits of k
   // that fill the device, each at least kGemvMinSplitRows long.
-  int64_t tiles = (e.n + kGemvTileColumns - 1) / kGemvTileColumns;
+  int64_t tiles = columnTiles(k, e.n);
   int64_t want = sms * kGemvSplitBlocksPerSm / (tiles * e.batch);
   int64_t splits = std::clamp<int64_t>(std::min(want, e.k / kGemvMinSplitRows), 1, 1024);
   c.grid = uint32_t(tiles * splits * e.batch);

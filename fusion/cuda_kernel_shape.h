@@ -187,6 +187,9 @@ struct KernelShape {
   /// unit-strided along k.
   int32_t gemvRows = 0;
   bool gemvAlongK = false;
+  /// The thread-per-column layout: columns a thread takes, read as one
+  /// vector (gemvColumnVector).
+  int32_t gemvColumns = 1;
   /// Small products with a prologue (fusion/prologue.h): the row op
   /// (LayerNorm or RmsNorm; Copy: none), laid out as its own kernel would
   /// lay a row (the row fields above, a warp a row), and whether its rows
@@ -397,6 +400,12 @@ LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model);
 /// operand's offset and its strides but along k) is a multiple of it.
 int32_t gemvVector(DType matrix);
 bool gemvColumnsAligned(const Kernel &k);
+/// The thread-per-column layout's columns a thread (1, 2, 4 or 8): where
+/// the matrix's rows are unit-strided and every row starts on a boundary
+/// of that many elements, as many as make 16 bytes, fewer where the rows
+/// of the small operand would leave a thread more than 32 sums in
+/// registers; else 1.
+int32_t gemvColumnVector(const Kernel &k);
 /// The thread-per-column layout's scratch when its launch splits k: a
 /// counter per column tile, then every block's partials (0 when unsplit).
 size_t gemvScratchBytes(const Kernel &k, const LaunchConfig &launch);
