@@ -10,6 +10,7 @@
 #include "core/stats.h"
 #include "fusion/cuda/nvrtc_compiler.h"
 #include "fusion/cuda_codegen.h"
+#include "fusion/cuda_kernel_shape.h"
 #include "fusion/lower.h"
 #include "fusion/prologue.h"
 #include "fusion/row_groups.h"
@@ -470,6 +471,20 @@ Plan smallProductPlan(DType t, int64_t rows, int64_t k, int64_t n, bool transpos
   ArrayHandle wt(w->storageRef(), transposeLayout(w->layout(), {}, "transpose"));
   return planOf({matmulOp("matmul", *x, transposedW ? wt : *w, Scalar::ofInt(alpha))});
 }
+
+/// x @ w[true, 0..n-1] for a (k, stored) matrix w: its rows start on
+/// vector boundaries, but the last vector of a row runs past column n
+/// (the thread-per-column layout's partial vector).
+Plan slicedSmallPlan(DType t, int64_t rows, int64_t k, int64_t n, int64_t stored) {
+  Handle x = wrap(input(t, {rows, k}, 55));
+  Handle w = wrap(input(t, {k, stored}, 56));
+  ArrayHandle ws(w->storageRef(), indexLayout(w->layout(), {IndexItem::all(), range(0, n - 1)}, "[]"));
+  return planOf({matmulOp("matmul", *x, ws, Scalar::ofInt(1))});
+}
+struct SlicedSmallCase {
+  int64_t rows, k, n, stored;
+};
+const SlicedSmallCase kSlicedSmall[] = {{1, 50, 39, 48}, {4, 70, 13, 16}, {2, 300, 100, 128}};
 
 /// A batch of small products a @ b, b stored with its last two axes
 /// swapped and read through swapaxes when `swappedB` (decode's
@@ -1268,6 +1283,18 @@ TEST_CASE("small products are the generated matrix-vector kernel in either layou
       CHECK((src.find("P.bvec") != std::string::npos) == c.transposedW);
       compilePlan(p);
     }
+  // Columns a thread reads as one vector, the last partly past the end.
+  for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
+    for (const SlicedSmallCase &c : kSlicedSmall) {
+      CAPTURE(nameOf(t));
+      CAPTURE(c.n);
+      Plan p = slicedSmallPlan(t, c.rows, c.k, c.n, c.stored);
+      REQUIRE(p.kernels.size() == 1);
+      CHECK(cudagen::gemvColumnVector(p.kernels[0]) > 1);
+      compilePlan(p);
+    }
+  CHECK(cudagen::gemvColumnVector(smallProductPlan(DType::SFloat, 1, 77, 45, false).kernels[0]) == 1);
+  CHECK(cudagen::gemvColumnVector(smallProductPlan(DType::BFloat, 16, 64, 64, false).kernels[0]) == 2);
   // A batch of small products is one kernel too, in either layout.
   for (DType t : {DType::SFloat, DType::BFloat})
     for (const BatchedSmallCase &c : kBatchedSmall) {
@@ -1801,6 +1828,13 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
         CAPTURE(c.rows);
         CAPTURE(c.transposedW);
         compareWithCpu(smallProductPlan(t, c.rows, c.k, c.n, c.transposedW, 3),
+                       smallProductTolerance(t, c.k));
+      }
+    for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
+      for (const SlicedSmallCase &c : kSlicedSmall) {
+        CAPTURE(nameOf(t));
+        CAPTURE(c.n);
+        compareWithCpu(slicedSmallPlan(t, c.rows, c.k, c.n, c.stored),
                        smallProductTolerance(t, c.k));
       }
     for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
