@@ -50,6 +50,21 @@ public:
       if (!f.buffered)
         continue;
       const Node *n = s_.nodes[i].get();
+      if (f.inPlace && s_.contains(n->input(0))) {
+        // A chained write takes its base's buffer (the base is neither
+        // stored nor read elsewhere): the buffer is the chain's last
+        // write's, an Output if Ruby holds that.
+        uint32_t shared = nodeBuffer_.lookup(n->input(0));
+        nodeBuffer_[n] = shared;
+        PlanBuffer &b = plan_.buffers[shared];
+        b.node = s_.nodes[i];
+        if (f.stored) {
+          b.role = PlanBuffer::Role::Output;
+          plan_.storedNodes.push_back(s_.nodes[i]);
+          plan_.storedBuffers.push_back(shared);
+        }
+        continue;
+      }
       PlanBuffer b;
       b.role = f.stored ? PlanBuffer::Role::Output : PlanBuffer::Role::Temp;
       b.dtype = n->dtype();

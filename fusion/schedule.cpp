@@ -119,12 +119,41 @@ public:
 
   void analyze(llvm::function_ref<bool(const Node *)> isStored) {
     collectSlicesUpdated();
+    for (uint32_t i = 0; i < s_.nodes.size(); ++i)
+      s_.facts[i].stored = isStored(s_.nodes[i].get());
+    markChainedWrites();
     for (uint32_t i = 0; i < s_.nodes.size(); ++i) {
       Node *n = s_.nodes[i].get();
       Schedule::Facts &f = s_.facts[i];
-      f.stored = isStored(n);
       analyzeNode(n, f);
       placeStored(n, f);
+    }
+  }
+
+  /// An index write whose base is a write of this flush that nothing else
+  /// reads or holds (`a[i] = x; a[j] = y` before a read: the second's base
+  /// is the first's result) writes into its base's buffer: the base's
+  /// kernel wrote the whole array there a stage before, so a copy of it
+  /// would only repeat that (a loop of n writes copied the array n times).
+  void markChainedWrites() {
+    llvm::SmallVector<uint32_t, 16> readers(s_.nodes.size(), 0);
+    for (const NodeRef &n : s_.nodes)
+      for (const NodeRef &in : n->inputs())
+        if (auto it = s_.index.find(in.get()); it != s_.index.end())
+          ++readers[it->second];
+    for (uint32_t i = 0; i < s_.nodes.size(); ++i) {
+      const Node *n = s_.nodes[i].get();
+      if (n->op() != OpKind::IndexWrite || s_.facts[i].inPlace)
+        continue;
+      auto it = s_.index.find(n->input(0));
+      if (it == s_.index.end())
+        continue;
+      const Node *base = n->input(0);
+      bool wholeWrite = base->op() == OpKind::IndexWrite ||
+                        (base->op() == OpKind::Update && !updateIsBox(base));
+      if (wholeWrite && !s_.facts[it->second].stored && readers[it->second] == 1 &&
+          base->dtype() == n->dtype() && base->shape() == n->shape())
+        s_.facts[i].inPlace = true;
     }
   }
 

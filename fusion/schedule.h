@@ -42,8 +42,9 @@ struct Schedule {
     /// and the reshape becomes a view of that buffer after the plan runs
     /// (Plan::storedNodes). Only while it is not buffered itself.
     bool aliasesInput = false;
-    /// An index write into its base's own buffer (canWriteInPlace): no
-    /// kernel copies the base first.
+    /// An index write into its base's own buffer (canWriteInPlace, or a
+    /// base that is a write of the same flush nothing else reads or
+    /// holds): no kernel copies the base first.
     bool inPlace = false;
     int avail = 0; ///< stage from which it can be computed inline
     int ready = 0; ///< stage from which its buffer can be read

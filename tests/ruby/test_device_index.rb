@@ -136,6 +136,29 @@ class TestDeviceIndex < Minitest::Test
     assert_equal [8, 9, 10, 11], b[2, true].to_a
   end
 
+  # Writes one after another that nothing reads in between write into one
+  # buffer: no copy of the array a write (a loop of n writes copied it n
+  # times). A write something else read keeps its own values.
+  def test_chained_writes_write_into_one_buffer
+    a = Cumo::SFloat.zeros(6)
+    Cumo.sync
+    a[Cumo::Int32[1]] = 1.0
+    a[Cumo::Int32[4]] = 2.0
+    a[Cumo::Int32[1]] = 3.0
+    kinds = Cumo.explain(a).kernels.map { |k| k[:kind] }
+    assert_equal 3, kinds.count(:index), kinds.inspect
+    assert_equal 1, kinds.count(:elementwise), kinds.inspect
+    assert_equal [0, 3, 0, 0, 2, 0], a.to_a
+
+    b = Cumo::SFloat.zeros(4)
+    Cumo.sync
+    b[Cumo::Int32[0]] = 1.0
+    c = b * 2 # reads the first write's result
+    b[Cumo::Int32[1]] = 5.0
+    assert_equal [2, 0, 0, 0], c.to_a
+    assert_equal [1, 5, 0, 0], b.to_a
+  end
+
   # Past the 4096 checks a read period names, a failure still names its op
   # (not its line: those checks share one tag).
   def test_a_failure_past_the_named_checks_names_its_op
