@@ -154,11 +154,49 @@ void emitRowValues(const KernelShape &s, const ValuePlan &p, int level, std::str
       emitValue(s, id, os, 4);
 }
 
-/// Reads the cached loads of the row into registers.
+/// Whether every load held in registers is Linear (contiguous over the
+/// domain, so along each row): then a row whose loads all start on a group
+/// boundary is read a group, one vector, at a time.
+bool cacheFillsByVector(const KernelShape &s) {
+  bool any = false;
+  for (const LoadShape &l : s.loads)
+    if (l.row == RowRead::Cached) {
+      if (l.index.cls != AddressClass::Linear)
+        return false;
+      any = true;
+    }
+  return any;
+}
+
+/// Reads the cached loads of the row into registers: by groups of G as one
+/// vector each where every cached load's rows start on a group boundary
+/// (the row length and each offset a multiple of G; buffers are 256-byte
+/// aligned), else element by element.
 void emitCacheFill(const KernelShape &s, std::string &os) {
   for (uint32_t i = 0; i < s.loads.size(); ++i)
     if (s.loads[i].row == RowRead::Cached)
       os += "    " + cType(s.loads[i].dtype).str() + " " + cacheName(i) + "[CACHED * G];\n";
+  bool byVector = cacheFillsByVector(s);
+  if (byVector) {
+    std::string aligned = "n % G == 0";
+    std::string fill;
+    for (uint32_t i = 0; i < s.loads.size(); ++i) {
+      if (s.loads[i].row != RowRead::Cached)
+        continue;
+      std::string ld = "P.ld" + std::to_string(i), t = cType(s.loads[i].dtype).str();
+      std::string vt = "cumo_vec<" + t + ", G>";
+      aligned += " && (I)" + ld + "_off % G == 0";
+      fill += "        {\n          const " + vt + " w = *reinterpret_cast<const " + vt + " *>(" +
+              ld + " + ((I)" + ld + "_off + row * n + g * G));\n";
+      fill += "          #pragma unroll\n          for (int e = 0; e < G; ++e) " + cacheName(i) +
+              "[k * G + e] = w.e[e];\n        }\n";
+    }
+    os += "    if (" + aligned + ") {\n";
+    os += "      #pragma unroll\n      for (int k = 0; k < CACHED; ++k) {\n";
+    os += "        const I g = lane + (I)k * L;\n        if (g * G >= n) break;\n";
+    os += fill;
+    os += "      }\n    } else {\n";
+  }
   std::string body;
   for (uint32_t i = 0; i < s.loads.size(); ++i) {
     if (s.loads[i].row != RowRead::Cached)
@@ -171,6 +209,8 @@ void emitCacheFill(const KernelShape &s, std::string &os) {
       }
   }
   emitRowLoop(s, body, os);
+  if (byVector)
+    os += "    }\n";
 }
 
 /// The fold of RowReduce `id` over the row, handed to every lane.
@@ -208,6 +248,8 @@ void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::strin
   ValuePlan p = planValues(s);
   bool cached = cachesLoads(s);
   int32_t rank = s.rank;
+  if (cached && cacheFillsByVector(s))
+    os += vectorTypeDecl();
   os += "template <class I>\n__device__ __forceinline__ void cumo_loop(const CumoParams &P) {\n";
   os += "  constexpr int G = " + std::to_string(s.rowGroup) + ";\n";
   if (s.rowCachedGroups > 0)
