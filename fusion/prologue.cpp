@@ -1,9 +1,12 @@
 #include "fusion/prologue.h"
 
 #include "core/node.h"
+#include "core/shape.h"
 #include "fusion/epilogue.h"
 #include "ops/row_layout.h"
 #include "ops/row_ops.h"
+
+#include <optional>
 
 namespace cumo {
 
@@ -32,8 +35,17 @@ bool fitsPrologue(const Node *x, const Node *product) {
     return false;
   const Node *matrix = product->input(1);
   llvm::ArrayRef<int64_t> a = x->shape(), b = matrix->shape();
-  if (a.empty() || ((a.size() > 2 || b.size() > 2) && !rowsAlongK(matrix)))
+  if (a.empty())
     return false;
+  if (a.size() > 2 || b.size() > 2) {
+    if (!rowsAlongK(matrix))
+      return false;
+    // Each product of the batch has rows of its own (the kernel stores
+    // product bi's rows at bi): the rows' batch axes are the batch's.
+    std::optional<Shape> batch = broadcastShapes(a.drop_back(2), b.drop_back(2));
+    if (!batch || llvm::ArrayRef<int64_t>(*batch) != a.drop_back(2))
+      return false;
+  }
   int64_t k = a.back(), m = a.size() >= 2 ? a[a.size() - 2] : 1;
   RowLayout l = rowLayout(k, x->dtype(), rowAccumulator(x->dtype()));
   return l.warpPerRow() && l.cachedGroups > 0 &&

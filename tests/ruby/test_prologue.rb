@@ -109,6 +109,15 @@ class TestPrologue < Minitest::Test
     ks = kernels(scores.softmax.matmul(keys.swapaxes(2, 3)))
     assert_includes ks, [:rowwise, [:softmax]]
     assert_includes ks.map(&:first), :matmul
+    # Rows that several products of the batch share (broadcast along it).
+    values = Cumo::SFloat.new(2, 3, 64, 16).rand
+    shared = Cumo::SFloat.new(1, 3, 1, 64).rand
+    Cumo.sync
+    ks = kernels(shared.softmax.matmul(values))
+    assert_includes ks, [:rowwise, [:softmax]]
+    probs = shared.softmax
+    probs.to_a
+    assert_equal probs.matmul(values).to_a, shared.softmax.matmul(values).to_a
   end
 
   # Attention as a decode step writes it: each head's softmax of its scores
