@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -193,15 +194,23 @@ struct Loaded {
   Launch launch = nullptr;
 };
 
+/// A folder of the process's own for the kernels' sources and libraries,
+/// removed at exit.
 std::string workDir() {
-  static std::string dir = [] {
+  // Never destroyed: the exit handler reads it after static destructors.
+  static const std::string *dir = [] {
     char tmpl[] = "/tmp/cumo-emulator-XXXXXX";
     const char *d = mkdtemp(tmpl);
     if (!d)
       throw std::runtime_error("emulator: cannot make a work folder");
-    return std::string(d);
+    auto *path = new std::string(d);
+    std::atexit([] {
+      std::error_code ignored;
+      std::filesystem::remove_all(workDir(), ignored);
+    });
+    return path;
   }();
-  return dir;
+  return *dir;
 }
 
 Loaded build(const KernelSource &src) {
