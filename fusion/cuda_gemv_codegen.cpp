@@ -15,10 +15,11 @@
 //     warp per output column, its lanes stepping along k (16 bytes at a
 //     time where every column starts on a 16-byte boundary), then the
 //     warp's tree;
-//   - otherwise (a weight stored (k, n)): a thread per column in tiles of
-//     32, k split over the block's 8 warps and, until the device is full,
-//     over blocks; the 8 partials fold in order through shared memory, the
-//     blocks' through scratch in the last block to arrive.
+//   - otherwise (a weight stored (k, n)): a thread per CV consecutive
+//     columns (one 16-byte vector where the rows are aligned), in tiles of
+//     32 threads, k split over the block's 8 warps and, until the device is
+//     full, over blocks; the 8 partials fold in order through shared
+//     memory, the blocks' through scratch in the last block to arrive.
 // Every row of the small operand is computed from one read of the matrix.
 // The products accumulate in matmulAccumulator (single precision for the
 // sixteen-bit classes, which round once) and are scaled by gemm's alpha.
@@ -26,7 +27,10 @@
 // With an epilogue (fusion/epilogue.h), the thread that finishes element
 // (r, j) rounds it to the product's dtype, as the product's store would,
 // and computes its consumers there with the elementwise kernels' emitter
-// (emitElementBody), storing what the plan stores.
+// (emitElementBody), storing what the plan stores. With a prologue
+// (fusion/prologue.h), each block first computes the row op over the rows
+// of the small operand it reads, into shared memory, and multiplies from
+// there.
 #include "core/error.h"
 #include "fusion/cuda_kernel_shape.h"
 #include "fusion/cuda_row_codegen.h"
@@ -51,6 +55,8 @@ namespace {
 constexpr uint32_t kGemvBlock = 256;
 constexpr uint32_t kGemvSlices = kGemvBlock / kWarpSize;
 constexpr int64_t kGemvBlocksPerSm = 32;
+/// With a prologue every block of the along-k layout computes the whole
+/// rows again: fewer blocks, each taking more columns.
 constexpr int64_t kGemvPrologueBlocksPerSm = 8;
 
 /// The axes of a batched product's batch (the broadcast of both
