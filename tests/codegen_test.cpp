@@ -16,7 +16,6 @@
 #include "fusion/row_groups.h"
 #include "fusion/schedule.h"
 #include "graph/executor.h"
-#include "tests/cuda_emulator.h"
 #include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "ops/element_fn.h"
@@ -32,6 +31,7 @@
 #include "ops/scan.h"
 #include "ops/shape_ops.h"
 #include "ops/sort.h"
+#include "tests/cuda_emulator.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -567,10 +567,11 @@ Plan epiloguePlan(DType t, const SmallProductCase &c, bool holdProduct) {
   return planOf({out});
 }
 
-/// A small product whose operand is `rowOp` (layer_norm or rms_norm) of a
-/// small x: the row op in the product's kernel (fusion/prologue.h) where
-/// it fits, with a bias in the epilogue when `biased`; the normalized rows
-/// held by Ruby (then stored by the product's kernel too) or collected.
+/// A small product whose operand is `rowOp` (layer_norm, rms_norm or
+/// softmax) of a small x: the row op in the product's kernel
+/// (fusion/prologue.h) where it fits, with a bias in the epilogue when
+/// `biased`; the normalized rows held by Ruby (then stored by the
+/// product's kernel too) or collected.
 Plan prologuePlan(DType t, const SmallProductCase &c, OpKind rowOp, bool holdRows,
                   bool biased) {
   Handle x = wrap(input(t, c.rows ? Shape{c.rows, c.k} : Shape{c.k}, 64));
