@@ -118,6 +118,7 @@ public:
   Scheduler(Schedule &s, const FusionLimits &limits) : s_(s), limits_(limits) {}
 
   void analyze(llvm::function_ref<bool(const Node *)> isStored) {
+    collectReaders();
     collectSlicesUpdated();
     for (uint32_t i = 0; i < s_.nodes.size(); ++i)
       s_.facts[i].stored = isStored(s_.nodes[i].get());
@@ -136,11 +137,6 @@ public:
   /// kernel wrote the whole array there a stage before, so a copy of it
   /// would only repeat that (a loop of n writes copied the array n times).
   void markChainedWrites() {
-    llvm::SmallVector<uint32_t, 16> readers(s_.nodes.size(), 0);
-    for (const NodeRef &n : s_.nodes)
-      for (const NodeRef &in : n->inputs())
-        if (auto it = s_.index.find(in.get()); it != s_.index.end())
-          ++readers[it->second];
     for (uint32_t i = 0; i < s_.nodes.size(); ++i) {
       const Node *n = s_.nodes[i].get();
       if (n->op() != OpKind::IndexWrite || s_.facts[i].inPlace)
@@ -151,7 +147,7 @@ public:
       const Node *base = n->input(0);
       bool wholeWrite = base->op() == OpKind::IndexWrite ||
                         (base->op() == OpKind::Update && !updateIsBox(base));
-      if (wholeWrite && !s_.facts[it->second].stored && readers[it->second] == 1 &&
+      if (wholeWrite && !s_.facts[it->second].stored && readers_[it->second].size() == 1 &&
           base->dtype() == n->dtype() && base->shape() == n->shape())
         s_.facts[i].inPlace = true;
     }
@@ -222,9 +218,8 @@ public:
   /// An elementwise input of a row group that Ruby holds (a temporary the
   /// GC has not collected yet, `x * x` before its mean) and that only the
   /// group reads is stored by the group's kernel rather than by one of its
-  /// own: it joins the group. `readers[i]` lists the nodes that read node i.
-  void adoptHeldInputs(llvm::MutableArrayRef<RowGroup> groups,
-                       llvm::ArrayRef<llvm::SmallVector<uint32_t, 2>> readers);
+  /// own: it joins the group.
+  void adoptHeldInputs(llvm::MutableArrayRef<RowGroup> groups);
 
 private:
   struct PlacedGroup {
@@ -236,6 +231,8 @@ private:
   llvm::DenseMap<uint32_t, llvm::SmallVector<uint32_t, 4>> epilogues_;
   /// Per product with a prologue (by index): the row op's index.
   llvm::DenseMap<uint32_t, uint32_t> prologues_;
+  /// Per node, the nodes that read it (collectReaders).
+  llvm::SmallVector<llvm::SmallVector<uint32_t, 2>, 16> readers_;
 
   /// Whether `x` is a row op that product `n` computes (applyPrologues).
   bool isPrologueOf(const Node *x, const Node *n) const {
@@ -423,6 +420,16 @@ private:
       requireBuffer(x, xf);
   }
 
+  /// Who reads each node (indices into `nodes`, once per input that
+  /// names it): the graph's edges, which no pass changes.
+  void collectReaders() {
+    readers_.assign(s_.nodes.size(), {});
+    for (uint32_t i = 0; i < s_.nodes.size(); ++i)
+      for (const NodeRef &in : s_.nodes[i]->inputs())
+        if (auto it = s_.index.find(in.get()); it != s_.index.end())
+          readers_[it->second].push_back(i);
+  }
+
   /// The slices updates write, by base. `ap[1..-1, true] -= v` reads the
   /// slice of ap it then writes; in the fused kernel that read is the
   /// element the update writes (fusion/lower.cpp), not a shifted one, so it
@@ -468,13 +475,7 @@ void Scheduler::applyRowGroups() {
   for (size_t g = 0; g < found.size(); ++g)
     for (uint32_t m : found[g].members)
       s_.facts[m].rowGroup = int(g);
-  // Who reads each node.
-  llvm::SmallVector<llvm::SmallVector<uint32_t, 2>, 16> readers(s_.nodes.size());
-  for (uint32_t i = 0; i < s_.nodes.size(); ++i)
-    for (const NodeRef &in : s_.nodes[i]->inputs())
-      if (auto it = s_.index.find(in.get()); it != s_.index.end())
-        readers[it->second].push_back(i);
-  adoptHeldInputs(found, readers);
+  adoptHeldInputs(found);
   auto inGroup = [&](const Node *x, size_t g) {
     auto it = s_.index.find(x);
     return it != s_.index.end() && s_.facts[it->second].rowGroup == int(g);
@@ -484,7 +485,7 @@ void Scheduler::applyRowGroups() {
   llvm::SmallVector<bool, 16> readOutside(s_.nodes.size(), false);
   for (uint32_t x = 0; x < s_.nodes.size(); ++x)
     readOutside[x] = s_.facts[x].rowGroup >= 0 &&
-                     llvm::any_of(readers[x], [&](uint32_t r) {
+                     llvm::any_of(readers_[x], [&](uint32_t r) {
                        return s_.facts[r].rowGroup != s_.facts[x].rowGroup;
                      });
   for (uint32_t i = s_.nodes.size(); i-- > 0;) {
@@ -542,9 +543,7 @@ void Scheduler::limitGroupInputs(const RowGroup &group, int stage) {
     }
 }
 
-void Scheduler::adoptHeldInputs(
-    llvm::MutableArrayRef<RowGroup> groups,
-    llvm::ArrayRef<llvm::SmallVector<uint32_t, 2>> readers) {
+void Scheduler::adoptHeldInputs(llvm::MutableArrayRef<RowGroup> groups) {
   for (size_t g = 0; g < groups.size(); ++g) {
     RowGroup &rg = groups[g];
     for (bool grew = true; grew;) {
@@ -560,7 +559,7 @@ void Scheduler::adoptHeldInputs(
           if (f.rowGroup >= 0 || !f.stored ||
               (c != OpCategory::Unary && c != OpCategory::Binary && c != OpCategory::Compare) ||
               !(isElementShape(in->shape(), rg.domain) || isRowShape(in->shape(), rg.domain)) ||
-              !llvm::all_of(readers[x], [&](uint32_t r) {
+              !llvm::all_of(readers_[x], [&](uint32_t r) {
                 return s_.facts[r].rowGroup == int(g);
               }))
             continue;
@@ -574,21 +573,16 @@ void Scheduler::adoptHeldInputs(
 }
 
 void Scheduler::applyEpilogues() {
-  llvm::SmallVector<llvm::SmallVector<uint32_t, 2>, 16> readers(s_.nodes.size());
-  for (uint32_t i = 0; i < s_.nodes.size(); ++i)
-    for (const NodeRef &in : s_.nodes[i]->inputs())
-      if (auto it = s_.index.find(in.get()); it != s_.index.end())
-        readers[it->second].push_back(i);
   for (uint32_t p = 0; p < s_.nodes.size(); ++p) {
     Schedule::Facts &pf = s_.facts[p];
     if (pf.rowGroup >= 0 || !takesEpilogue(s_.nodes[p].get()))
       continue;
     llvm::SmallVector<uint32_t, 4> members =
-        findEpilogue(s_, p, readers, limits_.epilogueMembers);
+        findEpilogue(s_, p, readers_, limits_.epilogueMembers);
     if (members.empty())
       continue;
     auto readOutside = [&](uint32_t x) {
-      return llvm::any_of(readers[x], [&](uint32_t r) { return !llvm::is_contained(members, r); });
+      return llvm::any_of(readers_[x], [&](uint32_t r) { return !llvm::is_contained(members, r); });
     };
     // Each value gets a buffer when Ruby holds it or something outside
     // the epilogue reads it (a later reader reads it from there).
@@ -692,11 +686,6 @@ void Scheduler::reanalyzeOutside() {
 }
 
 void Scheduler::applyPrologues() {
-  llvm::SmallVector<llvm::SmallVector<uint32_t, 2>, 16> readers(s_.nodes.size());
-  for (uint32_t i = 0; i < s_.nodes.size(); ++i)
-    for (const NodeRef &in : s_.nodes[i]->inputs())
-      if (auto it = s_.index.find(in.get()); it != s_.index.end())
-        readers[it->second].push_back(i);
   for (uint32_t p = 0; p < s_.nodes.size(); ++p) {
     const Node *n = s_.nodes[p].get();
     if (s_.facts[p].rowGroup >= 0 || n->op() != OpKind::MatMul)
@@ -708,7 +697,7 @@ void Scheduler::applyPrologues() {
     const Schedule::Facts &xf = s_.facts[x];
     if (xf.rowGroup >= 0 || xf.epilogue >= 0 || xf.prologue >= 0 ||
         !fitsPrologue(s_.nodes[x].get(), n) ||
-        !llvm::all_of(readers[x], [&](uint32_t r) { return r == p; }))
+        !llvm::all_of(readers_[x], [&](uint32_t r) { return r == p; }))
       continue;
     s_.facts[x].prologue = int(p);
     prologues_[p] = x;
