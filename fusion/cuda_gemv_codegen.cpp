@@ -172,27 +172,24 @@ void emitPrologue(const KernelShape &s, const std::string &aBase, const std::str
   os += "  for (long long r = threadIdx.x >> 5; r < M; r += blockDim.x >> 5) {\n";
   os += "    const long long base = " + aBase + " + r * a_r;\n";
   os += "    " + a + " v[CACHED * G];\n";
-  os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
-  os += "      const long long g = lane + (long long)k * L;\n";
-  os += "      if (g * G >= n) break;\n";
-  os += "      #pragma unroll\n      for (int e = 0; e < G; ++e)\n";
-  os += "        if (g * G + e < n) v[k * G + e] = " +
-        castExpr(s.outDtype, s.rowAccumulator, "P.in0[base + (g * G + e) * a_c]") + ";\n";
-  os += "    }\n";
+  emitCachedGroups("      #pragma unroll\n      for (int e = 0; e < G; ++e)\n"
+                   "        if (g * G + e < n) v[k * G + e] = " +
+                       castExpr(s.outDtype, s.rowAccumulator, "P.in0[base + (g * G + e) * a_c]") +
+                       ";\n",
+                   os);
   std::string element = emitRowStats(s, s.prologueOp, param(2), param(3), os);
-  os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
-  os += "      const long long g = lane + (long long)k * L;\n";
-  os += "      if (g * G >= n) break;\n";
-  os += "      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n";
-  os += "        const long long j = g * G + e;\n";
-  os += "        if (j >= n || j < lo || j >= hi) continue;\n";
-  os += "        const " + a + " x = v[k * G + e];\n";
-  os += "        const " + t + " y = " + castExpr(s.rowAccumulator, s.outDtype, element) + ";\n";
-  os += "        xs[r * K + j] = y;\n";
+  std::string store;
   if (s.prologueStored)
-    os += "        if (P.pro_out && " + writer +
-          ") P.pro_out[P.pro_out_off + (" + bi + " * M + r) * K + j] = y;\n";
-  os += "      }\n    }\n";
+    store = "        if (P.pro_out && " + writer + ") P.pro_out[P.pro_out_off + (" + bi +
+            " * M + r) * K + j] = y;\n";
+  emitCachedGroups("      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n"
+                   "        const long long j = g * G + e;\n"
+                   "        if (j >= n || j < lo || j >= hi) continue;\n"
+                   "        const " + a + " x = v[k * G + e];\n"
+                   "        const " + t + " y = " +
+                       castExpr(s.rowAccumulator, s.outDtype, element) + ";\n"
+                   "        xs[r * K + j] = y;\n" + store + "      }\n",
+                   os);
   os += "  }\n  }\n";
   os += "  __syncthreads();\n";
 }

@@ -16,6 +16,14 @@
 
 namespace cumo::cudagen {
 
+void emitCachedGroups(const std::string &body, std::string &os) {
+  os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
+  os += "      const long long g = lane + (long long)k * L;\n";
+  os += "      if (g * G >= n) break;\n";
+  os += body;
+  os += "    }\n";
+}
+
 namespace {
 
 constexpr uint32_t kMaxRowBlock = 1024;
@@ -46,18 +54,6 @@ bool groupsAreVectors(const Kernel &k, int64_t group) {
 struct Pass {
   std::string acc, op, identity, term;
 };
-
-/// The loop over the groups a lane holds in registers (v[k * G + e] is
-/// element e of its k-th group, g the group's index in the row), with
-/// `body` run for each group the row has; every pass over a cached row is
-/// this loop.
-void emitCachedGroups(const std::string &body, std::string &os) {
-  os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
-  os += "      const long long g = lane + (long long)k * L;\n";
-  os += "      if (g * G >= n) break;\n";
-  os += body;
-  os += "    }\n";
-}
 
 void emitFold(const KernelShape &s, const Pass &p, std::string &os) {
   std::string a = cType(s.rowAccumulator).str();

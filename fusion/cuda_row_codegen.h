@@ -15,6 +15,11 @@ bool isRowOp(OpKind op);
 void analyzeRow(const Kernel &k, KernelShape &s);
 void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &os);
 LaunchConfig rowLaunch(const Kernel &k, const DeviceModel &model);
+/// The loop over the groups a lane holds in registers (v[k * G + e] is
+/// element e of its k-th group, g the group's index in the row), with
+/// `body` run for each group the row has; every pass over a cached row is
+/// this loop (the row kernels' and the small products' prologue).
+void emitCachedGroups(const std::string &body, std::string &os);
 /// The folds of row op `op` over the row the lanes hold, laid out as the
 /// row fields of `s` say (in the names emitRowEntry declares: n, G, L,
 /// lane, CACHED and the cache v, or load(j) when the row is not cached;
