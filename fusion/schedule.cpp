@@ -826,10 +826,16 @@ void Scheduler::group() {
   llvm::SmallVector<int, 4> slotOfDomain(domains.size(), -1);
   for (size_t i = 0; i < wants.size(); ++i) {
     int d = domainOf[i];
-    if (slotOfDomain[d] < 0) {
+    if (slotOfDomain[d] < 0 ||
+        slots[slotOfDomain[d]].members.size() >= size_t(limits_.kernelMembers)) {
+      bool full = slotOfDomain[d] >= 0;
       slotOfDomain[d] = int(slots.size());
       slots.push_back(Slot{Slot::Kind::Elementwise, domains[d].stage,
                            domains[d].shape, {}, ""});
+      if (full)
+        slots.back().why = "the kernel before it computes " +
+                           std::to_string(limits_.kernelMembers) +
+                           " values, as many as one kernel holds";
     }
     slots[slotOfDomain[d]].members.push_back(wants[i].node);
   }

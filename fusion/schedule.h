@@ -29,6 +29,11 @@ struct FusionLimits {
   /// so its code grows with both. A decode step's epilogues have one to
   /// three; later consumers run in kernels of their own.
   int epilogueMembers = 16;
+  /// Values one elementwise kernel computes at most, each a store. Past
+  /// it, the same stage and domain start another kernel: a flush of 2000
+  /// scalar writes (`a[i] = 1.0` in a loop) had put their 2000 casts in
+  /// one kernel of 750 KB of source, which NVRTC took about a minute over.
+  int kernelMembers = 32;
 };
 
 /// What a flush computes, with the facts every later pass reads.

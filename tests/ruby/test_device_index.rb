@@ -159,6 +159,20 @@ class TestDeviceIndex < Minitest::Test
     assert_equal [1, 5, 0, 0], b.to_a
   end
 
+  # A loop of scalar writes stores each write's value (a fill) before the
+  # write reads it. Those fills share a stage and a domain, but one kernel
+  # computes at most 32 of them: a flush of 2000 writes had made one kernel
+  # of 2000 stores, which NVRTC took about a minute to compile.
+  def test_many_writes_spread_their_values_over_bounded_kernels
+    a = Cumo::SFloat.zeros(4)
+    ok = Cumo::Int32[1]
+    100.times { |i| a[ok] = i }
+    kernels = Cumo.explain(a).kernels
+    assert_operator kernels.map { |k| k[:outputs].size }.max, :<=, 32
+    assert(kernels.any? { |k| k[:why].to_s.include?("as many as one kernel holds") })
+    assert_equal [0, 99, 0, 0], a.to_a
+  end
+
   # Past the 4096 checks a read period names, a failure still names its op
   # (not its line: those checks share one tag).
   def test_a_failure_past_the_named_checks_names_its_op
