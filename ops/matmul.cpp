@@ -3,6 +3,7 @@
 #include "core/env_flag.h"
 #include "core/error.h"
 #include "core/stats.h"
+#include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "ops/matmul_layout.h"
 #include "ops/record.h"
@@ -79,6 +80,10 @@ NodeRef matmulOp(std::string_view op, const ArrayHandle &a, const ArrayHandle &b
             "a core dimension past " + std::to_string(kBlasMaxInt) +
                 " (cuBLAS counts in int): shapes " + shapeToString(a.shape()) + " and " +
                 shapeToString(b.shape()));
+  // Nothing to sum: zeros, as numpy answers, from an ordinary fill kernel
+  // rather than a library call that would write them with a memset.
+  if (s.k == 0)
+    return fillNode(t, s.result, Scalar::ofInt(0));
   NodeRef na = productOperand(a, t, false);
   NodeRef nb = productOperand(b, t, true);
   NodeRef n = record(OpKind::MatMul, t, s.result, {na, nb});

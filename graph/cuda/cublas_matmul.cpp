@@ -85,7 +85,7 @@ cublasOperation_t op(bool transpose) { return transpose ? CUBLAS_OP_T : CUBLAS_O
 
 bool MatmulWork::operator==(const MatmulWork &o) const {
   return dtype == o.dtype && alpha == o.alpha && tf32 == o.tf32 && calls == o.calls &&
-         a == o.a && b == o.b && c == o.c && zeroBytes == o.zeroBytes;
+         a == o.a && b == o.b && c == o.c;
 }
 
 bool CublasMatmul::computes(const Kernel &k) {
@@ -104,11 +104,9 @@ MatmulWork CublasMatmul::workOf(const Kernel &k, llvm::ArrayRef<void *> pointers
   w.a = call.operands[0].data;
   w.b = call.operands[1].data;
   w.c = call.out;
-  MatmulShape s = matmulShape("matmul", call.operands[0].shape, call.operands[1].shape);
-  if (s.k == 0)
-    w.zeroBytes = size_t(numElements(s.result)) * sizeOf(w.dtype);
-  else
-    w.calls = planBlasGemm(call);
+  // matmulOp records a product with k = 0 as a fill, so every call here
+  // has something to sum.
+  w.calls = planBlasGemm(call);
   return w;
 }
 
@@ -138,10 +136,6 @@ void CublasMatmul::issue(const MatmulWork &w, cudaStream_t stream) {
   cublasCheck(cublasSetStream(handle_, stream), "cublasSetStream");
   // cublasSetStream puts the default workspace back: set ours after it.
   cublasCheck(cublasSetWorkspace(handle_, workspace_, kWorkspaceBytes), "cublasSetWorkspace");
-  if (w.zeroBytes) {
-    cudaCheck(cudaMemsetAsync(w.c, 0, w.zeroBytes, stream), "cudaMemsetAsync");
-    return;
-  }
   BlasTypes t = blasTypes(w.dtype, w.alpha, w.tf32);
   size_t e = sizeOf(w.dtype);
   for (const BlasGemm &g : w.calls) {

@@ -28,8 +28,6 @@ struct MatmulWork {
   llvm::SmallVector<BlasGemm, 1> calls;
   const void *a = nullptr, *b = nullptr;
   void *c = nullptr;
-  /// k is 0: the answer is zeros, written with a memset.
-  size_t zeroBytes = 0;
   bool operator==(const MatmulWork &o) const;
 };
 

@@ -112,6 +112,10 @@ class TestMatmul < Minitest::Test
   def test_empty_k_gives_zeros_and_an_empty_vector_product_is_zero
     assert_equal [[0.0] * 4] * 3, Cumo::DFloat.zeros(3, 0).matmul(Cumo::DFloat.zeros(0, 4)).to_a
     assert_equal 0.0, Float(Cumo::DFloat.zeros(0).matmul(Cumo::DFloat.zeros(0)))
+    # Nothing to sum is a fill of zeros, not a library call.
+    c = Cumo::SFloat.zeros(2, 0).matmul(Cumo::SFloat.zeros(0, 3))
+    assert_equal [:elementwise], Cumo.explain(c).kernels.map { |k| k[:kind] }
+    assert_equal Cumo::SFloat, c.class
   end
 
   def test_vector_products_stay_0_dim
