@@ -7,6 +7,7 @@
 #include "graph/executor.h"
 #include "graph/opaque_call.h"
 
+#include "core/env_flag.h"
 #include "core/error.h"
 #include "core/stats.h"
 #include "fusion/reduce_order.h"
@@ -545,6 +546,15 @@ private:
   int64_t start_ = 0; ///< the tile's first flat index
 };
 
+/// CUMO_CPU_SKIP_KERNELS=1, a measuring aid: plans are made, cached and
+/// given their buffers as ever, but no kernel computes, so a benchmark's
+/// time is the host's own (recording, planning, the GC) at sizes whose
+/// kernels would swamp it on this executor. Every value read is garbage.
+bool skipKernels() {
+  static const bool on = envFlag("CUMO_CPU_SKIP_KERNELS", false);
+  return on;
+}
+
 class CpuExecutor final : public Executor {
   /// Runs `k`'s prologue into its store, or into a buffer of its own when
   /// it has none (returned, to live as long as the product's call), and
@@ -575,6 +585,10 @@ public:
       if (!buffers[i])
         buffers[i] = hostDevice()->pool().allocateInternal(
             size_t(plan.buffers[i].elements) * sizeOf(plan.buffers[i].dtype));
+    if (skipKernels()) {
+      Stats::get().kernels_launched += plan.kernels.size();
+      return;
+    }
     llvm::SmallVector<void *, 8> pointers;
     for (const Ref<Buffer> &b : buffers)
       pointers.push_back(b ? b->data() : nullptr);
