@@ -27,6 +27,9 @@ run python3 bench/peers/cg_peers.py --n 512 --iterations 2000 --b-file "$b512"
 # without it, held temporaries are stored instead (issue 6).
 CUMO_GC_BEFORE_FLUSH=off run bin/run bench/cg_bench.rb --n 512 --iterations 2000 \
   --variants device:never,device:20
+# Kernels that start while the one before them finishes, and without.
+CUMO_EARLY_START=0 run bin/run bench/cg_bench.rb --n 512 --iterations 2000 \
+  --variants device:never,device:20
 run bin/run bench/cg_bench.rb --n 512 --iterations 2000 --dtype DFloat \
   --variants device:never,device:20 --write-b "$b512d"
 run python3 bench/peers/cg_peers.py --n 512 --iterations 2000 --dtype float64 \

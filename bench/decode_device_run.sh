@@ -8,7 +8,8 @@
 #
 # 1. bench/decode_bench.rb: fp32 and bf16 at batch 1 and 8, 128 new tokens,
 #    writing its random weights (F32 safetensors, 500 MB) outside OUT_DIR;
-# 2. the same with CUMO_PROFILE=1 (device time per token; tagged "profiled");
+# 2. the same with CUMO_PROFILE=1 (device time per token; tagged "profiled"),
+#    and at batch 1 with CUMO_EARLY_START=0 (tagged "no early starts");
 # 3. bench/peers/decode_peers.py --weights on that file: torch eager, torch
 #    with one CUDA graph per token, Hugging Face generate (if importable);
 # 4. for a look inside: the lines that sync (CUMO_SHOW_WARNING) and the
@@ -27,6 +28,8 @@ run() { "$@" 2>&1 | grep '^{' | tee -a "$log"; }
 
 run bin/run bench/decode_bench.rb --write-weights "$weights"
 CUMO_PROFILE=1 run bin/run bench/decode_bench.rb --weights "$weights" --tag profiled
+CUMO_EARLY_START=0 run bin/run bench/decode_bench.rb --weights "$weights" --batches 1 \
+  --tag "no early starts"
 run python3 bench/peers/decode_peers.py --weights "$weights"
 CUMO_SHOW_WARNING=ON CUMO_SHOW_WARNING_ONCE=ON bin/run examples/gpt2_decode.rb --weights "$weights" \
   --dtype BFloat --tokens 16 > "$out/decode_sync_lines.txt" 2>&1

@@ -53,7 +53,8 @@ groups.each do |(dtype, batch), group|
     host = host ? fmt.(host, 3) : ""
     agree = leading.(r[:tokens], eager && eager[:tokens])
     agree = agree && r != eager ? "#{agree} of #{r[:tokens].size}" : ""
-    puts "| #{r[:impl]} | #{fmt.(r[:ms_per_token], 3)} | #{ratio} | #{fmt.(r[:kernels_per_token], 1)} | " \
+    name = r[:tag] ? "#{r[:impl]} (#{r[:tag]})" : r[:impl]
+    puts "| #{name} | #{fmt.(r[:ms_per_token], 3)} | #{ratio} | #{fmt.(r[:kernels_per_token], 1)} | " \
          "#{fmt.(r[:graph_replays_per_token], 2)} | #{fmt.(r[:host_syncs_per_token], 2)} | #{after2} | " \
          "#{dev} | #{host} | #{agree} |"
   end

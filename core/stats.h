@@ -15,6 +15,7 @@ namespace cumo {
   X(graph_cache_hits)                                                          \
   X(graph_cache_misses)                                                        \
   X(graph_fallbacks)                                                           \
+  X(early_starts)                                                              \
   X(nvrtc_compiles)                                                            \
   X(disk_cache_hits)                                                           \
   X(host_syncs)                                                                \

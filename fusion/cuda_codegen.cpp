@@ -379,6 +379,15 @@ void emitEntryHead(llvm::StringRef entry, std::string &os, uint32_t block,
               " reinterpret_cast<const unsigned long long *>(params)[i];");
   line(os, 2, "__syncthreads();");
   line(os, 2, "const CumoParams &P = P_shared;");
+  line(os, 2, kWaitForPriorGrids);
+}
+
+void emitKernelOpening(const std::string &bounds, const std::string &entry,
+                       std::string &os) {
+  os += "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + entry +
+        "(const unsigned char *__restrict__ params) {\n";
+  line(os, 2, "const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);");
+  line(os, 2, kWaitForPriorGrids);
 }
 
 void emitIndexDispatch(llvm::StringRef loop, const std::string &args,

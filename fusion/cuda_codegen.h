@@ -35,6 +35,12 @@ struct KernelSource {
   std::string source; ///< CUDA C++; #includes "cumo_portable_ops.h"
 };
 
+/// The statement with which every generated kernel waits for the kernels
+/// before it, before it touches memory: a CUDA graph may start a kernel
+/// whose source has it while the one before it finishes (programmatic
+/// dependent launch; graph/cuda/cuda_executor.cpp checks the source).
+inline constexpr const char *kWaitForPriorGrids = "cumo_k::wait_for_prior_grids();";
+
 /// Whether matmul kernel `k` is a small product (a few rows times a matrix,
 /// in a real float class) that the generated kernel computes on the GPU
 /// rather than cuBLAS: bound by reading the matrix, and patched on replay

@@ -279,9 +279,7 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   uint32_t block = kGemvBlock;
   if (s.gemvAlongK || s.gemvColumns > 1)
     os += vectorTypeDecl();
-  os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ") " + entry +
-        "(const unsigned char *__restrict__ params) {\n";
-  os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
+  emitKernelOpening(std::to_string(block), entry, os);
   os += "  constexpr int MR = " + std::to_string(s.gemvRows) + ";\n";
   os += "  const long long K = " + ext(0, ra - 1) + ";\n";
   os += "  const long long M = " + (ra >= 2 ? ext(0, ra - 2) : "1LL") + ";\n";

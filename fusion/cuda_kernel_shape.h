@@ -375,10 +375,15 @@ void emitUnravel(std::string &os, int indent, const std::string &flat,
                  llvm::ArrayRef<int32_t> axes);
 
 /// Opens the extern "C" entry `entry` (launched with at most `block`
-/// threads, at least `minBlocks` of them resident per SM when nonzero) and
-/// copies its parameter block to P.
+/// threads, at least `minBlocks` of them resident per SM when nonzero),
+/// copies its parameter block to shared memory as P, and waits for the
+/// kernels before it (wait_for_prior_grids: the copy overlaps their end).
 void emitEntryHead(llvm::StringRef entry, std::string &os, uint32_t block = kBlockSize,
                    uint32_t minBlocks = kMinBlocksPerSm);
+/// Opens the extern "C" entry `entry` with launch bounds `bounds`, reading
+/// its parameters as P where the host left them, after waiting for the
+/// kernels before it: the opening of the kernels with few parameter reads.
+void emitKernelOpening(const std::string &bounds, const std::string &entry, std::string &os);
 
 /// One element's pieces, for emitters that order them themselves (the
 /// Rowwise kernels): the boxes' coordinates and predicates; the

@@ -35,9 +35,7 @@ void emitScan(const KernelShape &s, const std::string &entry, std::string &os) {
   std::string accT = cType(acc).str();
   OpKind step = s.opaqueOp == OpKind::CumSum ? OpKind::Sum : OpKind::Prod;
   std::string r = std::to_string(std::max(rank, 1));
-  os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kScanBlock) +
-        ") " + entry + "(const unsigned char *__restrict__ params) {\n";
-  os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
+  emitKernelOpening(std::to_string(kScanBlock), entry, os);
   os += "  const int rank = " + std::to_string(rank) + ";\n";
   os += "  long long len = " + std::string(s.flat ? "P.n" : "(rank ? P.in0_ext[P.axis] : 1)") + ";\n";
   os += "  long long lines = len ? P.n / len : 0;\n";
@@ -117,9 +115,7 @@ void emitLineStart(const KernelShape &s, std::string &os) {
 void emitSort(const KernelShape &s, const std::string &entry, std::string &os) {
   bool index = s.opaqueOp == OpKind::SortIndex;
   std::string t = cType(s.operandDtypes[0]).str(), o = cType(s.outDtype).str();
-  os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kSortBlock) +
-        ") " + entry + "(const unsigned char *__restrict__ params) {\n";
-  os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
+  emitKernelOpening(std::to_string(kSortBlock), entry, os);
   emitSortLines(s, os);
   os += "  for (long long line = blockIdx.x; line < lines; line += gridDim.x) {\n";
   emitLineStart(s, os);
@@ -155,9 +151,7 @@ void emitSort(const KernelShape &s, const std::string &entry, std::string &os) {
 /// median of a sorted operand: a thread per line, as the reference.
 void emitSortedMedian(const KernelShape &s, const std::string &entry, std::string &os) {
   std::string t = cType(s.operandDtypes[0]).str();
-  os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kScanBlock) +
-        ") " + entry + "(const unsigned char *__restrict__ params) {\n";
-  os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
+  emitKernelOpening(std::to_string(kScanBlock), entry, os);
   emitSortLines(s, os);
   os += "  for (long long line = (long long)blockIdx.x * blockDim.x + threadIdx.x;"
         " line < lines;\n       line += (long long)gridDim.x * blockDim.x) {\n";
@@ -221,9 +215,7 @@ void emitFlagIndex(std::string &os) {
 /// table's position. A table computed on the device is checked: a position
 /// outside the array flags the error word and reads 0.
 void emitGather(const KernelShape &s, const std::string &entry, std::string &os) {
-  os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kScanBlock) +
-        ") " + entry + "(const unsigned char *__restrict__ params) {\n";
-  os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
+  emitKernelOpening(std::to_string(kScanBlock), entry, os);
   emitOffsetOf(s, 0, os);
   emitTableRead(s, 1, os);
   if (s.checksIndex) {
@@ -262,9 +254,7 @@ void emitGather(const KernelShape &s, const std::string &entry, std::string &os)
 /// position twice (decode's `cache[true, true, pos, true] = kv`: ranges and
 /// a one-element index), there is nothing to look for.
 void emitIndexWrite(const KernelShape &s, const std::string &entry, std::string &os) {
-  os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kScanBlock) +
-        ") " + entry + "(const unsigned char *__restrict__ params) {\n";
-  os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
+  emitKernelOpening(std::to_string(kScanBlock), entry, os);
   emitTableRead(s, 0, os);
   for (int32_t w = 0; w < s.writes; ++w)
     emitOffsetOf(s, size_t(w) + 1, os);
@@ -353,9 +343,7 @@ void emitMatmul(const KernelShape &s, const std::string &entry, std::string &os)
   int32_t br = std::max({ra - 2, rb - 2, 0});
   DType acc = matmulAccumulator(s.outDtype);
   std::string accT = cType(acc).str();
-  os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kScanBlock) +
-        ") " + entry + "(const unsigned char *__restrict__ params) {\n";
-  os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
+  emitKernelOpening(std::to_string(kScanBlock), entry, os);
   os += "  const long long K = P.in0_ext[" + std::to_string(ra - 1) + "];\n";
   os += "  const long long N = " + (ra == 1 ? std::string("1") : "P.in0_ext[" + std::to_string(ra - 2) + "]") + ";\n";
   os += "  const long long M = " + (rb == 1 ? std::string("1") : "P.in1_ext[" + std::to_string(rb - 1) + "]") + ";\n";

@@ -108,6 +108,18 @@ std::string reduceIdentityExpr(OpKind op, DType acc) {
 llvm::StringRef devicePreamble() {
   return R"(namespace cumo_k {
 
+// Programmatic dependent launch (sm_90 on): in a CUDA graph a kernel may
+// start while the one before it is still running, so its launch and its
+// parameter reads overlap that kernel's tail. Every kernel calls this
+// before its first access to memory another kernel writes or reads: it
+// returns once the kernels before it have completed and their writes are
+// visible, and at once outside such a launch.
+__device__ __forceinline__ void wait_for_prior_grids() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // Row-major unravelling (x >= 0, d > 0): the quotient, and the remainder
 // in `rem`. Unsigned 32-bit division is several times cheaper than 64-bit,
 // so 64-bit indices take it too when both operands fit.

@@ -127,9 +127,7 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
   std::string t = cType(s.outDtype).str(), a = cType(s.rowAccumulator).str();
   int32_t rank = s.operandRanks[0];
   uint32_t block = s.rowWarp ? kRowsBlock : kMaxRowBlock;
-  os += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(block) + ") " +
-        entry + "(const unsigned char *__restrict__ params) {\n";
-  os += "  const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);\n";
+  emitKernelOpening(std::to_string(block), entry, os);
   os += "  constexpr int G = " + std::to_string(s.rowGroup) + ";\n";
   if (s.rowCachedGroups > 0)
     os += "  constexpr int CACHED = " + std::to_string(s.rowCachedGroups) + ";\n";

@@ -10,6 +10,7 @@
 
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/cuda_device.h"
+#include "core/env_flag.h"
 #include "core/host_hooks.h"
 #include "core/profile.h"
 #include "core/stats.h"
@@ -83,7 +84,9 @@ struct ParamSlot {
 
 class CudaExecutor final : public Executor {
 public:
-  explicit CudaExecutor(CudaDevice *device) : device_(device) {
+  explicit CudaExecutor(CudaDevice *device)
+      : device_(device),
+        earlyStarts_(device->model().ccMajor >= 9 && envFlag("CUMO_EARLY_START", true)) {
     for (ParamSlot &s : slots_)
       cudaCheck(cudaEventCreateWithFlags(&s.copied, cudaEventDisableTiming),
                 "cudaEventCreate");
@@ -100,6 +103,7 @@ private:
   void layoutArena(CachedPlan &cp, const Plan &plan,
                    llvm::SmallVectorImpl<size_t> &tempOffsets);
   void buildGraph(CachedPlan &cp, const Plan &plan);
+  bool addEarlyStartEdge(cudaGraph_t graph, cudaGraphNode_t from, cudaGraphNode_t to);
   void updateLibraryNodes(CachedPlan &cp, const Plan &plan);
   void updateLaunches(CachedPlan &cp, llvm::ArrayRef<LaunchConfig> launches);
   void upload(CachedPlan &cp, const llvm::SmallVectorImpl<char> &block);
@@ -124,6 +128,10 @@ private:
   ParamSlot slots_[kParamSlots];
   size_t nextSlot_ = 0;
   LaunchProfiler profiler_;
+  /// Kernels of a graph start while the one before them finishes
+  /// (programmatic dependent launch, compute capability 9.0 on);
+  /// CUMO_EARLY_START=0 chains them plainly, to measure what it saves.
+  bool earlyStarts_ = false;
 };
 
 CachedPlan &CudaExecutor::lookup(const Plan &plan, llvm::ArrayRef<uint64_t> keys,
@@ -239,9 +247,14 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
           profiler_.record(cp.kernels[i] ? cp.kernels[i]->entry : "cublas_matmul", ops));
     }
   }
+  // Whether `last` is a kernel whose successor may start early.
+  bool lastIsKernel = false;
+  size_t earlyEdges = 0;
   for (size_t i = 0; i < cp.kernels.size(); ++i) {
-    if (timeKernels)
+    if (timeKernels) {
       addEvent(cp.kernelEvents[i]);
+      lastIsKernel = false;
+    }
     if (!cp.kernels[i]) {
       // cuBLAS: its calls captured as a child graph (the node clones it).
       cudaGraph_t child = matmul_.capture(cp.libraryWork[i]);
@@ -250,6 +263,7 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
       cudaCheck(err, "cudaGraphAddChildGraphNode");
       cp.libraryCaptured[i] = cp.libraryWork[i];
       last = cp.nodes[i];
+      lastIsKernel = false;
       continue;
     }
     void *arg = nullptr;
@@ -257,11 +271,20 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
     cudaKernelNodeParams p = nodeParams(cp, i, &arg);
     args[0] = &arg;
     p.kernelParams = args;
-    // A chain: each kernel waits for the one before it.
-    cudaCheck(cudaGraphAddKernelNode(&cp.nodes[i], cp.graph, last ? &last : nullptr,
-                                     last ? 1 : 0, &p),
+    // A chain: each kernel waits for the one before it, from its start
+    // where it can (addEarlyStartEdge), else from its launch.
+    bool early = lastIsKernel && earlyStarts_ && cp.kernels[i]->waitsForPriorGrids;
+    cudaCheck(cudaGraphAddKernelNode(&cp.nodes[i], cp.graph,
+                                     last && !early ? &last : nullptr,
+                                     last && !early ? 1 : 0, &p),
               "cudaGraphAddKernelNode");
+    if (early && addEarlyStartEdge(cp.graph, last, cp.nodes[i]))
+      ++earlyEdges;
+    else if (early)
+      cudaCheck(cudaGraphAddDependencies(cp.graph, &last, &cp.nodes[i], nullptr, 1),
+                "cudaGraphAddDependencies");
     last = cp.nodes[i];
+    lastIsKernel = true;
   }
   if (timeKernels)
     addEvent(cp.kernelEvents.back());
@@ -274,6 +297,17 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
       cudaGetLastError();
   }
   cudaError_t err = cudaGraphInstantiate(&cp.exec, cp.graph, 0);
+  if (err != cudaSuccess && earlyEdges) {
+    // A runtime that takes the edges but not the graph: plain edges from
+    // now on, and this graph again.
+    cudaGetLastError();
+    earlyStarts_ = false;
+    cudaGraphDestroy(cp.graph);
+    cp.graph = nullptr;
+    cp.exec = nullptr;
+    buildGraph(cp, plan);
+    return;
+  }
   if (err != cudaSuccess) {
     // Run kernel by kernel instead, and say so in the stats.
     cudaGetLastError();
@@ -283,6 +317,24 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
     return;
   }
   ++Stats::get().graph_instantiations;
+  Stats::get().early_starts += earlyEdges;
+}
+
+bool CudaExecutor::addEarlyStartEdge(cudaGraph_t graph, cudaGraphNode_t from,
+                                     cudaGraphNode_t to) {
+  // Programmatic dependent launch: `to` may launch once every block of
+  // `from` has begun, and its wait_for_prior_grids() returns once `from`
+  // has completed and its writes are visible. Its launch and its
+  // parameter reads overlap `from`'s tail rather than following it.
+  cudaGraphEdgeData edge = {};
+  edge.from_port = cudaGraphKernelNodePortLaunchCompletion;
+  edge.type = cudaGraphDependencyTypeProgrammatic;
+  if (cudaGraphAddDependencies(graph, &from, &to, &edge, 1) == cudaSuccess)
+    return true;
+  // A driver without it: plain edges from now on.
+  cudaGetLastError();
+  earlyStarts_ = false;
+  return false;
 }
 
 void CudaExecutor::updateLibraryNodes(CachedPlan &cp, const Plan &plan) {

@@ -15,8 +15,7 @@ const LoadedKernel &KernelLoader::get(const Kernel &k, uint64_t key,
   if (it != kernels_.end())
     return it->second;
   KernelSource src = generateCuda(k, model);
-  return load(key, src.entry,
-              NvrtcCompiler::get().compileToCubin(src, model.ccMajor, model.ccMinor));
+  return load(key, src, NvrtcCompiler::get().compileToCubin(src, model.ccMajor, model.ccMinor));
 }
 
 void KernelLoader::prefetch(llvm::ArrayRef<const Kernel *> kernels,
@@ -35,14 +34,16 @@ void KernelLoader::prefetch(llvm::ArrayRef<const Kernel *> kernels,
   std::vector<std::string> cubins =
       NvrtcCompiler::get().compileAll(sources, model.ccMajor, model.ccMinor);
   for (size_t i = 0; i < sources.size(); ++i)
-    load(missing[i], sources[i].entry, cubins[i]);
+    load(missing[i], sources[i], cubins[i]);
 }
 
-const LoadedKernel &KernelLoader::load(uint64_t key, const std::string &entry,
+const LoadedKernel &KernelLoader::load(uint64_t key, const KernelSource &src,
                                        const std::string &cubin) {
+  const std::string &entry = src.entry;
   LoadedKernel loaded;
   loaded.key = key;
   loaded.entry = entry;
+  loaded.waitsForPriorGrids = src.source.find(kWaitForPriorGrids) != std::string::npos;
   cudaCheck(cudaLibraryLoadData(&loaded.library, cubin.data(), nullptr, nullptr,
                                 0, nullptr, nullptr, 0),
             "cudaLibraryLoadData");

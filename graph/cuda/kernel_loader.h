@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/device.h"
+#include "fusion/cuda_codegen.h"
 #include "fusion/plan.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -22,6 +23,9 @@ struct LoadedKernel {
   std::string entry;
   cudaLibrary_t library = nullptr;
   cudaKernel_t kernel = nullptr;
+  /// Its source waits for the kernels before it before it touches memory
+  /// (kWaitForPriorGrids), so a graph may start it early.
+  bool waitsForPriorGrids = false;
   /// The function to launch or put in a graph node.
   void *function() const { return reinterpret_cast<void *>(kernel); }
 };
@@ -38,7 +42,7 @@ public:
   size_t size() const { return kernels_.size(); }
 
 private:
-  const LoadedKernel &load(uint64_t key, const std::string &entry, const std::string &cubin);
+  const LoadedKernel &load(uint64_t key, const KernelSource &src, const std::string &cubin);
 
   std::unordered_map<uint64_t, LoadedKernel> kernels_;
 };

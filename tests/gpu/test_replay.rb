@@ -4,6 +4,8 @@
 # tests/ruby/gpu_runner.rb, which skips without a GPU.
 require "minitest/autorun"
 require "cumo/narray"
+require "open3"
+require "rbconfig"
 
 class TestReplay < Minitest::Test
   def setup
@@ -100,5 +102,39 @@ class TestReplay < Minitest::Test
       total = Float(x.sum)
     end
     assert_in_delta host.sum, total, 1e-9 * host.sum.abs
+  end
+
+  # Early starts (programmatic dependent launch, compute capability 9.0
+  # on): a kernel of a graph launches while the one before it finishes and
+  # waits inside for its writes. A chain where every kernel reads what the
+  # one before it reduced or wrote gives the same answers with and without
+  # (CUMO_EARLY_START=0, in a process of its own), bit for bit.
+  def test_early_started_kernels_read_what_the_kernels_before_them_wrote
+    script = <<~RUBY
+      require "cumo/narray"
+      x = Cumo::SFloat.new(512, 512).seq(0, 1e-5)
+      v = Cumo::SFloat.new(512, 512).seq(1, 2e-6)
+      sums = []
+      40.times do
+        s = (x * v).sum          # a grid-wide reduction
+        x = x + v * (s / 1e6)     # reads it in the next kernel
+        v = v - x.mean(axis: 1).reshape(512, 1) * 1e-3 # an axis reduction
+        sums << s
+      end
+      out = sums.map { |s| Float(s) } + [Float(x.sum), Float(v.sum)]
+      puts [out.pack("e*").unpack1("H*"), Cumo.stats[:early_starts]].join(" ")
+    RUBY
+    run = lambda do |env|
+      out, err, status = Open3.capture3(env, RbConfig.ruby, "-e", script)
+      assert status.success?, err
+      out.split
+    end
+    early, early_count = run.call({})
+    plain, plain_count = run.call({ "CUMO_EARLY_START" => "0" })
+    assert_equal plain, early, "early starts change no answer"
+    assert_equal 0, plain_count.to_i
+    if Cumo.device_model[:compute_capability][0] >= 9
+      assert_operator early_count.to_i, :>, 0, "a graph of dependent kernels starts some early"
+    end
   end
 end
