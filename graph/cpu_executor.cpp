@@ -549,7 +549,8 @@ private:
 /// CUMO_CPU_SKIP_KERNELS=1, a measuring aid: plans are made, cached and
 /// given their buffers as ever, but no kernel computes, so a benchmark's
 /// time is the host's own (recording, planning, the GC) at sizes whose
-/// kernels would swamp it on this executor. Every value read is garbage.
+/// kernels would swamp it on this executor. Every value read is garbage
+/// (zeros where it is a scalar).
 bool skipKernels() {
   static const bool on = envFlag("CUMO_CPU_SKIP_KERNELS", false);
   return on;
@@ -586,6 +587,14 @@ public:
         buffers[i] = hostDevice()->pool().allocateInternal(
             size_t(plan.buffers[i].elements) * sizeOf(plan.buffers[i].dtype));
     if (skipKernels()) {
+      // Small outputs (the scalars a loop reads back) read as zeros rather
+      // than whatever the pool held, so a host-side check of them (a
+      // square root of a residual) sees a valid number.
+      for (size_t i = 0; i < plan.buffers.size(); ++i) {
+        size_t bytes = size_t(plan.buffers[i].elements) * sizeOf(plan.buffers[i].dtype);
+        if (buffers[i] && bytes <= 64)
+          std::memset(buffers[i]->data(), 0, bytes);
+      }
       Stats::get().kernels_launched += plan.kernels.size();
       return;
     }

@@ -54,15 +54,16 @@ private:
   uint64_t flushEpoch_ = 0;
   /// When a minor GC runs before a plan runs, so that the optional outputs
   /// (PlanBuffer::optional) of temporaries whose wrappers are unreachable
-  /// get no memory and no writes: Auto once the optional outputs of the
-  /// plans since the last such GC, this one included, reach
+  /// get no memory and no writes: Auto once the optional outputs the
+  /// plans since the last such GC would write (those whose nodes are still
+  /// wrapped: memory only a GC can give back), this one included, reach
   /// gcMinOptionalBytes_.
   enum class GcBeforeFlush : uint8_t { Never, Auto, Always };
   GcBeforeFlush gcBeforeFlush_ = GcBeforeFlush::Auto;
   size_t gcMinOptionalBytes_ = size_t(64) << 20;
   size_t optionalSinceGc_ = 0;
   /// Whether this flush of `plan` should collect first.
-  bool collectBefore(const Plan &plan);
+  bool collectBefore(const PlanTemplate &t, llvm::ArrayRef<NodeRef> nodes);
 
   Executor *executor_ = nullptr;
   PlanCache planCache_;

@@ -329,6 +329,26 @@ class TestLazy < Minitest::Test
     assert_equal results["off"][:total], results["on"][:total]
   end
 
+  # CUMO_CPU_SKIP_KERNELS=1, the measuring aid for host time: plans are
+  # made, cached and given memory as ever (the second flush of a loop hits
+  # the plan cache), no kernel computes, and a scalar reads as zero.
+  def test_skipping_kernels_keeps_the_planning_and_reads_scalars_as_zero
+    script = <<~RUBY
+      require "cumo/narray"
+      x = Cumo::SFloat.new(64, 64).seq
+      3.times { x = x * 2 + 1; Float(x.sum) }
+      st = Cumo.stats
+      print Float((x * 3).sum), " ", st[:kernels_launched], " ", st[:plan_cache_hits]
+    RUBY
+    out, err, status = Open3.capture3({ "CUMO_CPU_SKIP_KERNELS" => "1", "CUMO_DEVICE" => "cpu" },
+                                      RbConfig.ruby, "-e", script)
+    assert status.success?, err
+    sum, launched, hits = out.split.map(&:to_f)
+    assert_equal 0.0, sum
+    assert_operator launched, :>=, 3, out
+    assert_operator hits, :>=, 1, out
+  end
+
   private
 
   def assert_nested_in_delta(want, got, delta)
