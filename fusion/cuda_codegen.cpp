@@ -383,11 +383,12 @@ void emitEntryHead(llvm::StringRef entry, std::string &os, uint32_t block,
 }
 
 void emitKernelOpening(const std::string &bounds, const std::string &entry,
-                       std::string &os) {
+                       std::string &os, bool wait) {
   os += "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + entry +
         "(const unsigned char *__restrict__ params) {\n";
   line(os, 2, "const CumoParams &P = *reinterpret_cast<const CumoParams *>(params);");
-  line(os, 2, kWaitForPriorGrids);
+  if (wait)
+    line(os, 2, kWaitForPriorGrids);
 }
 
 void emitIndexDispatch(llvm::StringRef loop, const std::string &args,

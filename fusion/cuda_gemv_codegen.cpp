@@ -58,6 +58,10 @@ constexpr int64_t kGemvBlocksPerSm = 32;
 /// With a prologue every block of the along-k layout computes the whole
 /// rows again: fewer blocks, each taking more columns.
 constexpr int64_t kGemvPrologueBlocksPerSm = 8;
+/// Vectors of the matrix a thread of the thread-per-column layout loads
+/// before it waits for the kernels before it (gemvEarlyLoads): as many as
+/// the loop keeps in flight (its unroll).
+constexpr int kEarlyVectors = 4;
 
 /// The axes of a batched product's batch (the broadcast of both
 /// operands' leading axes; none unless both are matrices).
@@ -248,6 +252,7 @@ void analyzeGemv(const Kernel &k, KernelShape &s) {
   s.gemvRows = gemvRowsOf(k);
   s.gemvAlongK = alongK(k);
   s.gemvColumns = gemvColumnVector(k);
+  s.gemvEarlyLoads = !s.gemvAlongK && s.gemvColumns > 1 && (k.operandsUnwritten & 2u) != 0;
   if (k.hasPrologue()) {
     // The row op's rows laid out as its own kernel lays them (fitsPrologue
     // made sure that is a warp a row, held in registers).
@@ -279,7 +284,7 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   uint32_t block = kGemvBlock;
   if (s.gemvAlongK || s.gemvColumns > 1)
     os += vectorTypeDecl();
-  emitKernelOpening(std::to_string(block), entry, os);
+  emitKernelOpening(std::to_string(block), entry, os, /*wait=*/!s.gemvEarlyLoads);
   os += "  constexpr int MR = " + std::to_string(s.gemvRows) + ";\n";
   os += "  const long long K = " + ext(0, ra - 1) + ";\n";
   os += "  const long long M = " + (ra >= 2 ? ext(0, ra - 2) : "1LL") + ";\n";
@@ -388,11 +393,29 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "  " + a + " *partials = reinterpret_cast<" + a +
         " *>(P.scratch + (B * tiles * 4 + 15) / 16 * 16);\n";
   os += emitBatchDecode(s, 2, s.hasEpilogue());
+  os += "  const long long j0 = tile * 32 * CV + lane * CV;\n";
+  std::string vt = "cumo_vec<" + bt + ", CV>";
+  if (s.gemvEarlyLoads) {
+    // The matrix is memory no kernel of the plan writes: the first
+    // kEarlyVectors vectors of this thread's run are loaded before the
+    // wait for the kernels before it (so under their tail, with an early
+    // start), and folded first, in the same order as the loop's.
+    os += "  constexpr int EARLY = " + std::to_string(kEarlyVectors) + ";\n";
+    os += "  " + vt + " early[EARLY];\n";
+    os += "  const bool loaded_early = j0 + CV <= N;\n";
+    os += "  if (loaded_early)\n";
+    os += "    #pragma unroll\n";
+    os += "    for (int q = 0; q < EARLY; ++q) {\n";
+    os += "      const long long p = k0 + slice + (long long)q * " + slices + ";\n";
+    os += "      if (p < k1) early[q] = *reinterpret_cast<const " + vt +
+          " *>(P.in1 + b_b + j0 * b_c + p * b_r);\n";
+    os += "    }\n";
+    line(os, 2, kWaitForPriorGrids);
+  }
   // A block reads its run of k of its product's rows: it normalizes that,
   // the blocks of the first column tile storing it.
   if (prologue)
     emitPrologue(s, "a_b", "bi", "k0", "k1", "tile == 0", os);
-  os += "  const long long j0 = tile * 32 * CV + lane * CV;\n";
   os += "  " + a + " acc[MR][CV];\n";
   os += "  #pragma unroll\n  for (int r = 0; r < MR; ++r)\n";
   os += "    #pragma unroll\n    for (int e = 0; e < CV; ++e) acc[r][e] = (" + a + ")0;\n";
@@ -400,27 +423,40 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "    const long long bo = b_b + j0 * b_c;\n";
   if (s.gemvColumns > 1)
     os += "    const bool whole = j0 + CV <= N;\n";
+  // One row p of the run folded into every row's sums, from `w` (CV
+  // columns) or, one column a thread, from the matrix.
+  std::string fold =
+      "      #pragma unroll\n      for (int e = 0; e < CV; ++e) {\n"
+      "        const " + a + " bv = " +
+      cast(1, s.gemvColumns > 1 ? std::string("w.e[e]") : std::string("P.in1[bo + p * b_r]")) +
+      ";\n"
+      "        #pragma unroll\n"
+      "        for (int r = 0; r < MR; ++r)\n"
+      "          if (r < M)\n"
+      "            acc[r][e] = cumo_ops::wadd(acc[r][e], cumo_ops::wmul(" + cast(0, xAt) +
+      ", bv));\n"
+      "      }\n";
+  os += "    long long p = k0 + slice;\n";
+  if (s.gemvEarlyLoads) {
+    os += "    if (loaded_early)\n";
+    os += "      #pragma unroll\n";
+    os += "      for (int q = 0; q < EARLY && p < k1; ++q, p += " + slices + ") {\n";
+    os += "      const " + vt + " w = early[q];\n";
+    os += fold;
+    os += "      }\n";
+  }
   os += "    #pragma unroll 4\n";
-  os += "    for (long long p = k0 + slice; p < k1; p += " + slices + ") {\n";
+  os += "    for (; p < k1; p += " + slices + ") {\n";
   if (s.gemvColumns > 1) {
     // The row's CV columns as one load; past the last column, a valid
     // element stands in (its sums are never written).
-    std::string vt = "cumo_vec<" + bt + ", CV>";
     os += "      " + vt + " w;\n";
     os += "      if (whole) w = *reinterpret_cast<const " + vt + " *>(P.in1 + bo + p * b_r);\n";
     os += "      else\n        #pragma unroll\n        for (int e = 0; e < CV; ++e)\n";
     os += "          w.e[e] = P.in1[bo + p * b_r + (j0 + e < N ? e : 0)];\n";
   }
-  os += "      #pragma unroll\n      for (int e = 0; e < CV; ++e) {\n";
-  os += "        const " + a + " bv = " +
-        cast(1, s.gemvColumns > 1 ? std::string("w.e[e]") : std::string("P.in1[bo + p * b_r]")) +
-        ";\n";
-  os += "        #pragma unroll\n";
-  os += "        for (int r = 0; r < MR; ++r)\n";
-  os += "          if (r < M)\n";
-  os += "            acc[r][e] = cumo_ops::wadd(acc[r][e], cumo_ops::wmul(" + cast(0, xAt) +
-        ", bv));\n";
-  os += "      }\n    }\n  }\n";
+  os += fold;
+  os += "    }\n  }\n";
   // The slices' partials, a row at a time (M is the block's: every thread
   // takes the barriers).
   os += "  #pragma unroll\n  for (int r = 0; r < MR; ++r) {\n";

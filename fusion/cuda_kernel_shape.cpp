@@ -385,7 +385,8 @@ uint64_t hashShape(const KernelShape &s) {
   h.add(uint64_t(s.rowGroup));
   h.add(uint64_t(s.rowCachedGroups));
   h.add(uint64_t(s.rowLanes));
-  h.add(uint64_t(s.gemvRows) | uint64_t(s.gemvAlongK) << 32 | uint64_t(s.gemvColumns) << 40);
+  h.add(uint64_t(s.gemvRows) | uint64_t(s.gemvAlongK) << 32 | uint64_t(s.gemvColumns) << 40 |
+        uint64_t(s.gemvEarlyLoads) << 56);
   h.add(uint64_t(s.prologueOp) | uint64_t(s.prologueStored) << 32);
   return h.get();
 }

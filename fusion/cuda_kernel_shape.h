@@ -190,6 +190,10 @@ struct KernelShape {
   /// The thread-per-column layout: columns a thread takes, read as one
   /// vector (gemvColumnVector).
   int32_t gemvColumns = 1;
+  /// The thread-per-column layout reads its first vectors of the matrix
+  /// before it waits for the kernels before it: the matrix is memory no
+  /// kernel of the plan writes (Kernel::operandsUnwritten).
+  bool gemvEarlyLoads = false;
   /// Small products with a prologue (fusion/prologue.h): the row op
   /// (LayerNorm or RmsNorm; Copy: none), laid out as its own kernel would
   /// lay a row (the row fields above, a warp a row), and whether its rows
@@ -381,9 +385,12 @@ void emitUnravel(std::string &os, int indent, const std::string &flat,
 void emitEntryHead(llvm::StringRef entry, std::string &os, uint32_t block = kBlockSize,
                    uint32_t minBlocks = kMinBlocksPerSm);
 /// Opens the extern "C" entry `entry` with launch bounds `bounds`, reading
-/// its parameters as P where the host left them, after waiting for the
-/// kernels before it: the opening of the kernels with few parameter reads.
-void emitKernelOpening(const std::string &bounds, const std::string &entry, std::string &os);
+/// its parameters as P where the host left them, and waits for the kernels
+/// before it (unless `wait` is false: the caller then emits the wait
+/// itself, kWaitForPriorGrids, before it touches memory other kernels of
+/// the plan write): the opening of the kernels with few parameter reads.
+void emitKernelOpening(const std::string &bounds, const std::string &entry, std::string &os,
+                       bool wait = true);
 
 /// One element's pieces, for emitters that order them themselves (the
 /// Rowwise kernels): the boxes' coordinates and predicates; the

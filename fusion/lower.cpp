@@ -105,10 +105,28 @@ public:
         plan_.kernels.push_back(lowerKernel(slot));
       }
     markOptionalOutputs();
+    markUnwrittenOperands();
     return std::move(plan_);
   }
 
 private:
+  /// Which operands of each opaque kernel lie in memory no kernel of the
+  /// plan writes: an Input that is no in-place write's donor (kernels
+  /// write only Outputs and Temps, and a donor's Output is its Input's
+  /// memory). A kernel may read those before the kernels before it finish.
+  void markUnwrittenOperands() {
+    llvm::SmallVector<bool, 16> written(plan_.buffers.size(), false);
+    for (const PlanBuffer &b : plan_.buffers)
+      if (b.donor >= 0)
+        written[size_t(b.donor)] = true;
+    for (Kernel &k : plan_.kernels)
+      for (size_t i = 0; i < k.operands.size() && i < 32; ++i) {
+        uint32_t buf = k.operands[i].buffer;
+        if (plan_.buffers[buf].role == PlanBuffer::Role::Input && !written[buf])
+          k.operandsUnwritten |= uint32_t(1) << i;
+      }
+  }
+
   /// An Output is optional when only plain stores touch it: no kernel of
   /// the plan loads it, reduces into it, hands it to an opaque op or has
   /// an opaque op write it (an epilogue's stores are plain).

@@ -207,6 +207,10 @@ struct Kernel {
   llvm::SmallVector<int64_t, 4> opaqueInts;
   llvm::SmallVector<Shape, 2> operandShapes;
   llvm::SmallVector<Load, 2> operands;
+  /// Bit i: operand i lies in memory no kernel of the plan writes (an
+  /// Input no in-place write takes), so the kernel may read it before the
+  /// kernels before it have finished (the graph's early starts).
+  uint32_t operandsUnwritten = 0;
   /// Small products: the row op computed before the product (none when
   /// prologue.op is Copy).
   Prologue prologue;

@@ -1763,27 +1763,18 @@ void launchTwice(const KernelSource &src, const std::string &cubin,
   cudaLibraryUnload(lib);
 }
 
-/// Runs `plan` on the CPU executor and, kernel by kernel, on the GPU or
-/// the emulator, and compares every output buffer.
-void compareWithCpu(const Plan &plan, double tol) {
+/// Runs `plan` kernel by kernel on the GPU or the emulator over buffers
+/// that start as `start` holds them (bytes per plan buffer), and answers
+/// every buffer's bytes after.
+std::vector<std::vector<unsigned char>>
+runOnDevice(const Plan &plan, const std::vector<std::vector<unsigned char>> &start) {
   DeviceModel model = comparisonModel();
-  // Outputs start as the same garbage on both sides.
   size_t nb = plan.buffers.size();
-  std::vector<Ref<Buffer>> cpu(nb);
-  std::vector<size_t> bytes(nb);
   std::vector<void *> gpu(nb, nullptr);
   for (size_t i = 0; i < nb; ++i) {
-    const PlanBuffer &b = plan.buffers[i];
-    bool input = b.role == PlanBuffer::Role::Input;
-    bytes[i] = input ? b.node->buffer()->bytes() : size_t(b.elements) * sizeOf(b.dtype);
-    cpu[i] = input ? b.node->buffer()
-                   : hostDevice()->pool().allocate(std::max<size_t>(bytes[i], 1));
-    if (!input)
-      std::memset(cpu[i]->data(), 0x5a, bytes[i]);
-    gpu[i] = deviceAlloc(bytes[i]);
-    deviceCopy(gpu[i], cpu[i]->data(), bytes[i], true);
+    gpu[i] = deviceAlloc(start[i].size());
+    deviceCopy(gpu[i], start[i].data(), start[i].size(), true);
   }
-  cpuExecutor()->run(plan, cpu);
   for (const Kernel &k : plan.kernels) {
     KernelSource src = generateCuda(k, model);
     // On a GPU every kernel compiles, an empty launch's too.
@@ -1811,22 +1802,61 @@ void compareWithCpu(const Plan &plan, double tol) {
     deviceFree(scratch);
     deviceFree(errorWord);
   }
+  std::vector<std::vector<unsigned char>> after(nb);
+  for (size_t i = 0; i < nb; ++i) {
+    after[i].resize(start[i].size());
+    deviceCopy(after[i].data(), gpu[i], start[i].size(), false);
+    deviceFree(gpu[i]);
+  }
+  return after;
+}
+
+/// Each buffer of `plan` as it starts: an input's bytes, and the same
+/// garbage for every other.
+std::vector<std::vector<unsigned char>> startingBytes(const Plan &plan) {
+  std::vector<std::vector<unsigned char>> start;
+  for (const PlanBuffer &b : plan.buffers) {
+    if (b.role == PlanBuffer::Role::Input) {
+      const auto *at = static_cast<const unsigned char *>(b.node->buffer()->data());
+      start.emplace_back(at, at + b.node->buffer()->bytes());
+    } else {
+      start.emplace_back(size_t(b.elements) * sizeOf(b.dtype), (unsigned char)0x5a);
+    }
+  }
+  return start;
+}
+
+/// Runs `plan` on the CPU executor and, kernel by kernel, on the GPU or
+/// the emulator, and compares every output buffer.
+void compareWithCpu(const Plan &plan, double tol) {
+  // Outputs start as the same garbage on both sides.
+  std::vector<std::vector<unsigned char>> start = startingBytes(plan);
+  size_t nb = plan.buffers.size();
+  std::vector<Ref<Buffer>> cpu(nb);
   for (size_t i = 0; i < nb; ++i) {
     const PlanBuffer &b = plan.buffers[i];
-    if (b.role == PlanBuffer::Role::Output) {
-      std::vector<unsigned char> back(bytes[i] + 1);
-      deviceCopy(back.data(), gpu[i], bytes[i], false);
-      dispatchDType(b.dtype, [&]<DType D, class T>() {
-        // Named by the op that computes it, for the reader of a failure.
-        std::string name = std::to_string(i);
-        if (b.node)
-          name += " (" + std::string(opName(b.node->op())) + ")";
-        compareElements(reinterpret_cast<const T *>(back.data()),
-                        static_cast<const T *>(cpu[i]->data()), b.elements,
-                        b.node ? opTolerance(b.node->op(), b.dtype, tol) : tol, name);
-      });
+    if (b.role == PlanBuffer::Role::Input) {
+      cpu[i] = b.node->buffer();
+      continue;
     }
-    deviceFree(gpu[i]);
+    cpu[i] = hostDevice()->pool().allocate(std::max<size_t>(start[i].size(), 1));
+    std::memcpy(cpu[i]->data(), start[i].data(), start[i].size());
+  }
+  cpuExecutor()->run(plan, cpu);
+  std::vector<std::vector<unsigned char>> back = runOnDevice(plan, start);
+  for (size_t i = 0; i < nb; ++i) {
+    const PlanBuffer &b = plan.buffers[i];
+    if (b.role != PlanBuffer::Role::Output)
+      continue;
+    dispatchDType(b.dtype, [&]<DType D, class T>() {
+      // Named by the op that computes it, for the reader of a failure.
+      std::string name = std::to_string(i);
+      if (b.node)
+        name += " (" + std::string(opName(b.node->op())) + ")";
+      compareElements(reinterpret_cast<const T *>(back[i].data()),
+                      static_cast<const T *>(cpu[i]->data()), b.elements,
+                      b.node ? opTolerance(b.node->op(), b.dtype, tol) : tol, name);
+    });
   }
 }
 
@@ -1919,6 +1949,32 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
           compareWithCpu(batchedSmallPlan(t, c.a, c.b, c.swappedB, scaled),
                          smallProductTolerance(t, c.a.back()));
       }
+  }
+  SUBCASE("small products that read the matrix before they wait, bit for bit as after") {
+    // gemvEarlyLoads folds the same rows of k in the same order: the same
+    // bits as the kernel that loads everything after its wait.
+    auto late = [](Plan p) {
+      for (Kernel &k : p.kernels)
+        k.operandsUnwritten = 0;
+      return p;
+    };
+    auto early = [&](const Plan &p) {
+      const Kernel &k = p.kernels.back();
+      return generateCuda(k, comparisonModel()).source.find("early[q]") != std::string::npos;
+    };
+    for (DType t : {DType::SFloat, DType::HFloat, DType::BFloat}) {
+      CAPTURE(nameOf(t));
+      // (k, n) weights: a thread per 16-byte vector of columns, the last
+      // tile partial; one with a layer_norm prologue, as a decode's qkv.
+      Plan plain = smallProductPlan(t, 1, 300, 520, false, 3);
+      Plan normed = prologuePlan(t, {1, 256, 264, false}, OpKind::LayerNorm, false, false);
+      for (const Plan *p : {&plain, &normed}) {
+        REQUIRE(early(*p));
+        REQUIRE(!early(late(*p)));
+        std::vector<std::vector<unsigned char>> start = startingBytes(*p);
+        CHECK(runOnDevice(*p, start) == runOnDevice(late(*p), start));
+      }
+    }
   }
   SUBCASE("small products with an epilogue") {
     for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
