@@ -256,7 +256,7 @@ void *runWait(void *p) {
 /// rb_profile_frames, which allocates nothing: caller_locations built 32
 /// Location objects a call, and the decode loop records 26 device-table
 /// ops a token that each keep their line for an error, a quarter of its
-/// host time (0.19 -> 0.14 ms a token, CUMO_CPU_SKIP_KERNELS=1 on the
+/// host time (0.19 -> 0.145-0.155 ms a token, CUMO_CPU_SKIP_KERNELS=1 on the
 /// development machine).
 std::string callerLocation() {
   constexpr int kFrames = 32;
