@@ -252,7 +252,11 @@ void analyzeGemv(const Kernel &k, KernelShape &s) {
   s.gemvRows = gemvRowsOf(k);
   s.gemvAlongK = alongK(k);
   s.gemvColumns = gemvColumnVector(k);
-  s.gemvEarlyLoads = !s.gemvAlongK && s.gemvColumns > 1 && (k.operandsUnwritten & 2u) != 0;
+  // Early loads where the matrix is read in vectors: the thread-per-column
+  // layout's, and the along-k layout's of an unbatched product (its first
+  // column's address needs no batch decode).
+  bool vectors = s.gemvAlongK ? batchRank(s) == 0 : s.gemvColumns > 1;
+  s.gemvEarlyLoads = vectors && (k.operandsUnwritten & 2u) != 0;
   if (k.hasPrologue()) {
     // The row op's rows laid out as its own kernel lays them (fitsPrologue
     // made sure that is a warp a row, held in registers).
@@ -326,6 +330,24 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
     // Every block reads whole rows: it normalizes all of them, block 0
     // storing them. (A batch's columns spread over the blocks: fitsPrologue
     // leaves this layout unbatched.)
+    std::string vt = "cumo_vec<" + bt + ", " + V + ">";
+    os += "  const long long first_col = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);\n";
+    if (s.gemvEarlyLoads) {
+      // The matrix is memory no kernel of the plan writes: the first
+      // vectors of the warp's first column are loaded before the wait for
+      // the kernels before it, and folded first, in the loop's order.
+      os += "  constexpr int EARLY = " + std::to_string(kEarlyVectors) + ";\n";
+      os += "  " + vt + " early[EARLY];\n";
+      os += "  const bool loaded_early = P.bvec && first_col < N;\n";
+      os += "  if (loaded_early)\n";
+      os += "    #pragma unroll\n";
+      os += "    for (int q = 0; q < EARLY; ++q) {\n";
+      os += "      const long long at = lane * " + V + " + (long long)q * 32 * " + V + ";\n";
+      os += "      if (at < K / " + V + " * " + V + ") early[q] = *reinterpret_cast<const " + vt +
+            " *>(P.in1 + P.in1_off + first_col * b_c + at);\n";
+      os += "    }\n";
+      line(os, 2, kWaitForPriorGrids);
+    }
     if (prologue) {
       if (nb > 0)
         throw Error(ErrorKind::Internal,
@@ -333,24 +355,33 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
       emitPrologue(s, "P.in0_off", "0LL", "0LL", "K", "blockIdx.x == 0", os);
     }
     os += "  const long long warps = (long long)gridDim.x * (blockDim.x >> 5);\n";
-    os += "  for (long long col = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);"
-          " col < B * N; col += warps) {\n";
+    os += "  for (long long col = first_col; col < B * N; col += warps) {\n";
     os += "    const long long bi = col / N, j = col % N;\n";
     os += emitBatchDecode(s, 4, s.hasEpilogue());
     os += "    " + a + " acc[MR];\n";
     os += "    #pragma unroll\n    for (int r = 0; r < MR; ++r) acc[r] = (" + a + ")0;\n";
     os += "    const long long bo = b_b + j * b_c;\n";
     os += "    const long long kv = P.bvec ? K / " + V + " * " + V + " : 0;\n";
+    // One vector `w` of the column, at k = q, folded into every row's sums.
+    std::string fold = "      #pragma unroll\n"
+                       "      for (int e = 0; e < " + V + "; ++e) {\n"
+                       "        const long long p = q + e;\n"
+                       "        const " + a + " bv = " + cast(1, "w.e[e]") + ";\n" +
+                       step + "      }\n";
+    os += "    long long q = lane * " + V + ";\n";
+    if (s.gemvEarlyLoads) {
+      os += "    if (loaded_early && col == first_col)\n";
+      os += "      #pragma unroll\n";
+      os += "      for (int i = 0; i < EARLY && q < kv; ++i, q += 32 * " + V + ") {\n";
+      os += "      const " + vt + " w = early[i];\n";
+      os += fold;
+      os += "      }\n";
+    }
     os += "    #pragma unroll 2\n";
-    os += "    for (long long q = lane * " + V + "; q < kv; q += 32 * " + V + ") {\n";
-    os += "      const cumo_vec<" + bt + ", " + V + "> w = *reinterpret_cast<const cumo_vec<" + bt +
-          ", " + V + "> *>(P.in1 + bo + q);\n";
-    os += "      #pragma unroll\n";
-    os += "      for (int e = 0; e < " + V + "; ++e) {\n";
-    os += "        const long long p = q + e;\n";
-    os += "        const " + a + " bv = " + cast(1, "w.e[e]") + ";\n";
-    os += step;
-    os += "      }\n    }\n";
+    os += "    for (; q < kv; q += 32 * " + V + ") {\n";
+    os += "      const " + vt + " w = *reinterpret_cast<const " + vt + " *>(P.in1 + bo + q);\n";
+    os += fold;
+    os += "    }\n";
     os += "    #pragma unroll 4\n";
     os += "    for (long long p = kv + lane; p < K; p += 32) {\n";
     os += "        const " + a + " bv = " + cast(1, "P.in1[bo + p]") + ";\n"; // b_r is 1

@@ -190,9 +190,10 @@ struct KernelShape {
   /// The thread-per-column layout: columns a thread takes, read as one
   /// vector (gemvColumnVector).
   int32_t gemvColumns = 1;
-  /// The thread-per-column layout reads its first vectors of the matrix
-  /// before it waits for the kernels before it: the matrix is memory no
-  /// kernel of the plan writes (Kernel::operandsUnwritten).
+  /// The first vectors of the matrix (a thread's run in the thread-per-
+  /// column layout, a warp's first column along k) are read before the
+  /// wait for the kernels before it: the matrix is memory no kernel of the
+  /// plan writes (Kernel::operandsUnwritten).
   bool gemvEarlyLoads = false;
   /// Small products with a prologue (fusion/prologue.h): the row op
   /// (LayerNorm or RmsNorm; Copy: none), laid out as its own kernel would

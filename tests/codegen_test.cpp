@@ -1952,7 +1952,8 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
   }
   SUBCASE("small products that read the matrix before they wait, bit for bit as after") {
     // gemvEarlyLoads folds the same rows of k in the same order: the same
-    // bits as the kernel that loads everything after its wait.
+    // bits as the kernel that loads everything after its wait, in both
+    // layouts.
     auto late = [](Plan p) {
       for (Kernel &k : p.kernels)
         k.operandsUnwritten = 0;
@@ -1968,7 +1969,11 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
       // tile partial; one with a layer_norm prologue, as a decode's qkv.
       Plan plain = smallProductPlan(t, 1, 300, 520, false, 3);
       Plan normed = prologuePlan(t, {1, 256, 264, false}, OpKind::LayerNorm, false, false);
-      for (const Plan *p : {&plain, &normed}) {
+      // A weight read along k (stored (n, k), used transposed, as an LM
+      // head): a warp's first column.
+      Plan along = smallProductPlan(t, 1, 264, 300, true, 3);
+      Plan alongNormed = prologuePlan(t, {1, 256, 70, true}, OpKind::LayerNorm, false, false);
+      for (const Plan *p : {&plain, &normed, &along, &alongNormed}) {
         REQUIRE(early(*p));
         REQUIRE(!early(late(*p)));
         std::vector<std::vector<unsigned char>> start = startingBytes(*p);
