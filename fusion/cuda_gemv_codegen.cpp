@@ -546,9 +546,12 @@ GemvExtents gemvExtents(const Kernel &k) {
   if (a.size() >= 2 && b.size() >= 2) {
     // The batch axes broadcast, aligned at their ends.
     size_t na = a.size() - 2, nb = b.size() - 2;
+    // An extent of one takes the other's, so an empty axis broadcast
+    // with one is empty (not max(0, 1): that launched a product of an
+    // empty batch, whose kernel read its operand's null buffer).
     for (size_t d = 0; d < std::max(na, nb); ++d) {
       int64_t ea = d < na ? a[na - 1 - d] : 1, eb = d < nb ? b[nb - 1 - d] : 1;
-      e.batch *= std::max(ea, eb);
+      e.batch *= ea == 1 ? eb : ea;
     }
   }
   return e;

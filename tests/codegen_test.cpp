@@ -1109,6 +1109,15 @@ TEST_CASE("an empty domain launches nothing") {
   REQUIRE(p.kernels.size() == 1);
   CHECK(launchConfig(p.kernels[0], h200()).grid == 0);
   compilePlan(p);
+  // A small product of an empty batch, the empty axis broadcast against a
+  // matrix without one (the seed's [0, 2, 3] @ [3, 2]): its operand's
+  // buffer is empty, so a launch read a null pointer on the H200.
+  for (bool swapped : {false, true}) {
+    Plan e = batchedSmallPlan(DType::DFloat, {0, 2, 3}, {3, 2}, swapped);
+    REQUIRE(e.kernels.size() == 1);
+    REQUIRE(isSmallProduct(e.kernels[0]));
+    CHECK(launchConfig(e.kernels[0], h200()).grid == 0);
+  }
 }
 
 TEST_CASE("a prepared kernel patches its last block as packing would write it") {
