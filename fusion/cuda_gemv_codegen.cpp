@@ -63,6 +63,41 @@ constexpr int64_t kGemvPrologueBlocksPerSm = 8;
 /// the loop keeps in flight (its unroll).
 constexpr int kEarlyVectors = 4;
 
+/// Early loads (KernelShape::gemvEarlyLoads: the matrix is memory no
+/// kernel of the plan writes): where `when` holds, kEarlyVectors vectors of
+/// type `vt` into early[], the q-th from `address` at position
+/// `at = position` of the run while `inRange`; then the wait for the
+/// kernels before this one, so the loads run under their tail.
+void emitEarlyLoads(const std::string &vt, const std::string &when, const std::string &position,
+                    const std::string &inRange, const std::string &address, std::string &os) {
+  os += "  constexpr int EARLY = " + std::to_string(kEarlyVectors) + ";\n";
+  os += "  " + vt + " early[EARLY];\n";
+  os += "  const bool loaded_early = " + when + ";\n";
+  os += "  if (loaded_early)\n";
+  os += "    #pragma unroll\n";
+  os += "    for (int q = 0; q < EARLY; ++q) {\n";
+  os += "      const long long at = " + position + ";\n";
+  os += "      if (" + inRange + ") early[q] = *reinterpret_cast<const " + vt + " *>(" + address +
+        ");\n";
+  os += "    }\n";
+  line(os, 2, kWaitForPriorGrids);
+}
+
+/// Where `when` holds, the vectors emitEarlyLoads loaded folded first, each
+/// as `w` by `fold`, the run's cursor `cursor` stepping by `step` while
+/// below `end`: the same positions in the same order as the loop after.
+void emitEarlyFolds(const std::string &vt, const std::string &when, const std::string &cursor,
+                    const std::string &end, const std::string &step, const std::string &fold,
+                    std::string &os) {
+  os += "    if (" + when + ")\n";
+  os += "      #pragma unroll\n";
+  os += "      for (int i = 0; i < EARLY && " + cursor + " < " + end + "; ++i, " + cursor +
+        " += " + step + ") {\n";
+  os += "      const " + vt + " w = early[i];\n";
+  os += fold;
+  os += "      }\n";
+}
+
 /// The axes of a batched product's batch (the broadcast of both
 /// operands' leading axes; none unless both are matrices).
 int32_t batchRank(const KernelShape &s) {
@@ -332,22 +367,10 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
     // leaves this layout unbatched.)
     std::string vt = "cumo_vec<" + bt + ", " + V + ">";
     os += "  const long long first_col = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);\n";
-    if (s.gemvEarlyLoads) {
-      // The matrix is memory no kernel of the plan writes: the first
-      // vectors of the warp's first column are loaded before the wait for
-      // the kernels before it, and folded first, in the loop's order.
-      os += "  constexpr int EARLY = " + std::to_string(kEarlyVectors) + ";\n";
-      os += "  " + vt + " early[EARLY];\n";
-      os += "  const bool loaded_early = P.bvec && first_col < N;\n";
-      os += "  if (loaded_early)\n";
-      os += "    #pragma unroll\n";
-      os += "    for (int q = 0; q < EARLY; ++q) {\n";
-      os += "      const long long at = lane * " + V + " + (long long)q * 32 * " + V + ";\n";
-      os += "      if (at < K / " + V + " * " + V + ") early[q] = *reinterpret_cast<const " + vt +
-            " *>(P.in1 + P.in1_off + first_col * b_c + at);\n";
-      os += "    }\n";
-      line(os, 2, kWaitForPriorGrids);
-    }
+    // Early loads: the first vectors of the warp's first column.
+    if (s.gemvEarlyLoads)
+      emitEarlyLoads(vt, "P.bvec && first_col < N", "lane * " + V + " + (long long)q * 32 * " + V,
+                     "at < K / " + V + " * " + V, "P.in1 + P.in1_off + first_col * b_c + at", os);
     if (prologue) {
       if (nb > 0)
         throw Error(ErrorKind::Internal,
@@ -369,14 +392,8 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
                        "        const " + a + " bv = " + cast(1, "w.e[e]") + ";\n" +
                        step + "      }\n";
     os += "    long long q = lane * " + V + ";\n";
-    if (s.gemvEarlyLoads) {
-      os += "    if (loaded_early && col == first_col)\n";
-      os += "      #pragma unroll\n";
-      os += "      for (int i = 0; i < EARLY && q < kv; ++i, q += 32 * " + V + ") {\n";
-      os += "      const " + vt + " w = early[i];\n";
-      os += fold;
-      os += "      }\n";
-    }
+    if (s.gemvEarlyLoads)
+      emitEarlyFolds(vt, "loaded_early && col == first_col", "q", "kv", "32 * " + V, fold, os);
     os += "    #pragma unroll 2\n";
     os += "    for (; q < kv; q += 32 * " + V + ") {\n";
     os += "      const " + vt + " w = *reinterpret_cast<const " + vt + " *>(P.in1 + bo + q);\n";
@@ -426,23 +443,10 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   os += emitBatchDecode(s, 2, s.hasEpilogue());
   os += "  const long long j0 = tile * 32 * CV + lane * CV;\n";
   std::string vt = "cumo_vec<" + bt + ", CV>";
-  if (s.gemvEarlyLoads) {
-    // The matrix is memory no kernel of the plan writes: the first
-    // kEarlyVectors vectors of this thread's run are loaded before the
-    // wait for the kernels before it (so under their tail, with an early
-    // start), and folded first, in the same order as the loop's.
-    os += "  constexpr int EARLY = " + std::to_string(kEarlyVectors) + ";\n";
-    os += "  " + vt + " early[EARLY];\n";
-    os += "  const bool loaded_early = j0 + CV <= N;\n";
-    os += "  if (loaded_early)\n";
-    os += "    #pragma unroll\n";
-    os += "    for (int q = 0; q < EARLY; ++q) {\n";
-    os += "      const long long p = k0 + slice + (long long)q * " + slices + ";\n";
-    os += "      if (p < k1) early[q] = *reinterpret_cast<const " + vt +
-          " *>(P.in1 + b_b + j0 * b_c + p * b_r);\n";
-    os += "    }\n";
-    line(os, 2, kWaitForPriorGrids);
-  }
+  // Early loads: the first vectors of this thread's run of k.
+  if (s.gemvEarlyLoads)
+    emitEarlyLoads(vt, "j0 + CV <= N", "k0 + slice + (long long)q * " + slices, "at < k1",
+                   "P.in1 + b_b + j0 * b_c + at * b_r", os);
   // A block reads its run of k of its product's rows: it normalizes that,
   // the blocks of the first column tile storing it.
   if (prologue)
@@ -468,14 +472,8 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
       ", bv));\n"
       "      }\n";
   os += "    long long p = k0 + slice;\n";
-  if (s.gemvEarlyLoads) {
-    os += "    if (loaded_early)\n";
-    os += "      #pragma unroll\n";
-    os += "      for (int q = 0; q < EARLY && p < k1; ++q, p += " + slices + ") {\n";
-    os += "      const " + vt + " w = early[q];\n";
-    os += fold;
-    os += "      }\n";
-  }
+  if (s.gemvEarlyLoads)
+    emitEarlyFolds(vt, "loaded_early", "p", "k1", slices, fold, os);
   os += "    #pragma unroll 4\n";
   os += "    for (; p < k1; p += " + slices + ") {\n";
   if (s.gemvColumns > 1) {
