@@ -247,14 +247,10 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
           profiler_.record(cp.kernels[i] ? cp.kernels[i]->entry : "cublas_matmul", ops));
     }
   }
-  // Whether `last` is a kernel whose successor may start early.
-  bool lastIsKernel = false;
   size_t earlyEdges = 0;
   for (size_t i = 0; i < cp.kernels.size(); ++i) {
-    if (timeKernels) {
+    if (timeKernels)
       addEvent(cp.kernelEvents[i]);
-      lastIsKernel = false;
-    }
     if (!cp.kernels[i]) {
       // cuBLAS: its calls captured as a child graph (the node clones it).
       cudaGraph_t child = matmul_.capture(cp.libraryWork[i]);
@@ -263,7 +259,6 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
       cudaCheck(err, "cudaGraphAddChildGraphNode");
       cp.libraryCaptured[i] = cp.libraryWork[i];
       last = cp.nodes[i];
-      lastIsKernel = false;
       continue;
     }
     void *arg = nullptr;
@@ -271,20 +266,19 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
     cudaKernelNodeParams p = nodeParams(cp, i, &arg);
     args[0] = &arg;
     p.kernelParams = args;
-    // A chain: each kernel waits for the one before it, from its start
-    // where it can (addEarlyStartEdge), else from its launch.
-    bool early = lastIsKernel && earlyStarts_ && cp.kernels[i]->waitsForPriorGrids;
-    cudaCheck(cudaGraphAddKernelNode(&cp.nodes[i], cp.graph,
-                                     last && !early ? &last : nullptr,
-                                     last && !early ? 1 : 0, &p),
+    cudaCheck(cudaGraphAddKernelNode(&cp.nodes[i], cp.graph, nullptr, 0, &p),
               "cudaGraphAddKernelNode");
+    // A chain: each kernel waits for the node before it; where that is a
+    // generated kernel (no profiling event between them), from its start
+    // (addEarlyStartEdge), else from its launch.
+    bool early = i > 0 && cp.kernels[i - 1] && !timeKernels && earlyStarts_ &&
+                 cp.kernels[i]->waitsForPriorGrids;
     if (early && addEarlyStartEdge(cp.graph, last, cp.nodes[i]))
       ++earlyEdges;
-    else if (early)
+    else if (last)
       cudaCheck(cudaGraphAddDependencies(cp.graph, &last, &cp.nodes[i], nullptr, 1),
                 "cudaGraphAddDependencies");
     last = cp.nodes[i];
-    lastIsKernel = true;
   }
   if (timeKernels)
     addEvent(cp.kernelEvents.back());
