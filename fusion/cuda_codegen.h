@@ -25,8 +25,13 @@ struct LaunchConfig {
   uint32_t grid = 1;
   uint32_t block = 256;
   uint32_t sharedBytes = 0;
+  /// A small product's lanes across a column tile (fusion/cuda_gemv_codegen.cpp),
+  /// chosen with its grid and read by the kernel from its parameters; 0 for
+  /// every other kernel.
+  uint32_t tileLanes = 0;
   bool operator==(const LaunchConfig &o) const {
-    return grid == o.grid && block == o.block && sharedBytes == o.sharedBytes;
+    return grid == o.grid && block == o.block && sharedBytes == o.sharedBytes &&
+           tileLanes == o.tileLanes;
   }
 };
 

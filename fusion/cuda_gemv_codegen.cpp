@@ -410,25 +410,31 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
     os += "    }\n  }\n}\n";
     return;
   }
-  // Thread per column: a block takes 32 * CV columns of one product of the
-  // batch (CV consecutive columns a thread, read as one vector where the
-  // matrix's rows allow: gemvColumnVector) and one of `splits` equal runs
-  // of k (blockIdx.x = tile + tiles * (split + splits * bi)), its 8 warps
-  // striding that run. A decode step's weights are (k, n) with n of 768 to
-  // 3072: few column tiles, too few blocks to keep the memory busy, so k
-  // is split until the grid fills the device (gemvLaunch). The warps'
-  // partials fold in order through shared memory, a row at a time; with
-  // several splits each block leaves its partial in scratch, and the last
-  // block of a tile to arrive folds them in split order (deterministic,
-  // whichever arrives last) and rearms the tile's counter for the next
-  // launch. Each column sums in the same order whatever CV is.
+  // Thread per column: a block takes a tile of `lanes` * CV columns of one
+  // product of the batch (CV consecutive columns a thread, read as one
+  // vector where the matrix's rows allow: gemvColumnVector) and one of
+  // `splits` equal runs of k (blockIdx.x = tile + tiles * (split + splits *
+  // bi)). A warp's `lanes` lanes lie across the tile and its 32 / lanes
+  // lane rows on as many rows of k; the block's 8 warps stride the run. A
+  // decode step's weights are (k, n) with n of 768 to 3072: tiles of 32
+  // lanes would be too few to keep the memory busy, so gemvTiling narrows
+  // them first (down to a 32-byte sector of a row) and splits k only then.
+  // The lane rows of a column fold by shuffles and the warps in order
+  // through shared memory, a row at a time; with several splits each block
+  // leaves its partial in scratch, and the last block of a tile to arrive
+  // folds them in split order, a thread an element (deterministic,
+  // whichever arrives last), and rearms the tile's counter for the next
+  // launch. `lanes` is the launch's (P.lanes, a power of two up to 32).
   std::string slices = std::to_string(kGemvSlices);
   std::string CV = std::to_string(s.gemvColumns), bt = cType(s.operandDtypes[1]).str();
   os += "  constexpr int CV = " + CV + ";\n";
   os += "  const long long slice = threadIdx.x >> 5;\n";
-  os += "  __shared__ " + a + " part[" + slices + "][CV][32];\n";
+  os += "  const long long lanes = P.lanes, width = lanes * CV;\n";
+  os += "  const long long lane_col = lane & (lanes - 1), lane_row = lane / lanes;\n";
+  os += "  const long long k_step = " + slices + " * (32 / lanes);\n";
+  os += "  __shared__ " + a + " part[" + slices + "][32 * CV];\n";
   os += "  __shared__ bool last;\n";
-  os += "  const long long tiles = (N + 32 * CV - 1) / (32 * CV);\n";
+  os += "  const long long tiles = (N + width - 1) / width;\n";
   os += "  const long long splits = (long long)gridDim.x / (tiles * B);\n";
   os += "  const long long tile = (long long)blockIdx.x % tiles;\n";
   os += "  const long long split = (long long)blockIdx.x / tiles % splits;\n";
@@ -441,11 +447,12 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "  " + a + " *partials = reinterpret_cast<" + a +
         " *>(P.scratch + (B * tiles * 4 + 15) / 16 * 16);\n";
   os += emitBatchDecode(s, 2, s.hasEpilogue());
-  os += "  const long long j0 = tile * 32 * CV + lane * CV;\n";
+  os += "  const long long j0 = tile * width + lane_col * CV;\n";
+  os += "  const long long p0 = k0 + slice * (32 / lanes) + lane_row;\n";
   std::string vt = "cumo_vec<" + bt + ", CV>";
   // Early loads: the first vectors of this thread's run of k.
   if (s.gemvEarlyLoads)
-    emitEarlyLoads(vt, "j0 + CV <= N", "k0 + slice + (long long)q * " + slices, "at < k1",
+    emitEarlyLoads(vt, "j0 + CV <= N", "p0 + (long long)q * k_step", "at < k1",
                    "P.in1 + b_b + j0 * b_c + at * b_r", os);
   // A block reads its run of k of its product's rows: it normalizes that,
   // the blocks of the first column tile storing it.
@@ -471,11 +478,12 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
       "            acc[r][e] = cumo_ops::wadd(acc[r][e], cumo_ops::wmul(" + cast(0, xAt) +
       ", bv));\n"
       "      }\n";
-  os += "    long long p = k0 + slice;\n";
+  os += "    long long p = p0;\n";
   if (s.gemvEarlyLoads)
-    emitEarlyFolds(vt, "loaded_early", "p", "k1", slices, fold, os);
-  os += "    #pragma unroll 4\n";
-  os += "    for (; p < k1; p += " + slices + ") {\n";
+    emitEarlyFolds(vt, "loaded_early", "p", "k1", "k_step", fold, os);
+  // Eight rows in flight a thread: a decode's run is 6 to 24 of them.
+  os += "    #pragma unroll 8\n";
+  os += "    for (; p < k1; p += k_step) {\n";
   if (s.gemvColumns > 1) {
     // The row's CV columns as one load; past the last column, a valid
     // element stands in (its sums are never written).
@@ -486,22 +494,27 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   }
   os += fold;
   os += "    }\n  }\n";
-  // The slices' partials, a row at a time (M is the block's: every thread
-  // takes the barriers).
+  // The lane rows of each column, by a butterfly (every lane of the
+  // column ends with the same sum: a + b is b + a).
+  os += "  for (int off = (int)lanes; off < 32; off <<= 1)\n";
+  os += "    #pragma unroll\n    for (int r = 0; r < MR; ++r)\n";
+  os += "      #pragma unroll\n      for (int e = 0; e < CV; ++e)\n";
+  os += "        acc[r][e] = cumo_ops::wadd(acc[r][e], __shfl_xor_sync(0xffffffffu, acc[r][e], off));\n";
+  // The warps' partials, a row at a time, a thread a column of the tile
+  // (M is the block's: every thread takes the barriers).
   os += "  #pragma unroll\n  for (int r = 0; r < MR; ++r) {\n";
   os += "    if (r >= M) break;\n";
-  os += "    #pragma unroll\n    for (int e = 0; e < CV; ++e) part[slice][e][lane] = acc[r][e];\n";
+  os += "    if (lane_row == 0)\n";
+  os += "      #pragma unroll\n      for (int e = 0; e < CV; ++e) part[slice][lane_col * CV + e] = acc[r][e];\n";
   os += "    __syncthreads();\n";
-  os += "    if (slice == 0)\n";
-  os += "      for (int e = 0; e < CV; ++e) {\n";
-  os += "        const long long j = j0 + e;\n";
-  os += "        if (j >= N) break;\n";
-  os += "        " + a + " total = part[0][e][lane];\n";
-  os += "        for (int w = 1; w < " + slices +
-        "; ++w) total = cumo_ops::wadd(total, part[w][e][lane]);\n";
-  os += "        if (splits == 1) {\n" + emitWrite(s, acc, 10) + "        }\n";
-  os += "        else partials[((bi * splits + split) * M + r) * N + j] = total;\n";
-  os += "      }\n";
+  os += "    const long long j = tile * width + threadIdx.x;\n";
+  os += "    if (threadIdx.x < width && j < N) {\n";
+  os += "      " + a + " total = part[0][threadIdx.x];\n";
+  os += "      for (int w = 1; w < " + slices +
+        "; ++w) total = cumo_ops::wadd(total, part[w][threadIdx.x]);\n";
+  os += "      if (splits == 1) {\n" + emitWrite(s, acc, 8) + "      }\n";
+  os += "      else partials[((bi * splits + split) * M + r) * N + j] = total;\n";
+  os += "    }\n";
   os += "    __syncthreads();\n";
   os += "  }\n";
   os += "  if (splits == 1) return;\n";
@@ -512,28 +525,34 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "  __syncthreads();\n";
   os += "  if (!last) return;\n";
   os += "  __threadfence();\n";
-  os += "  if (slice == 0 && j0 < N) {\n";
-  os += "    for (int r = 0; r < MR && r < M; ++r)\n";
-  os += "      for (int e = 0; e < CV; ++e) {\n";
-  os += "        const long long j = j0 + e;\n";
-  os += "        if (j >= N) break;\n";
-  os += "        " + a + " total = __ldcg(partials + ((bi * splits) * M + r) * N + j);\n";
-  os += "        for (long long q = 1; q < splits; ++q)\n";
-  os += "          total = cumo_ops::wadd(total, __ldcg(partials + ((bi * splits + q) * M + r) * N + j));\n";
-  os += emitWrite(s, acc, 8);
-  os += "      }\n  }\n";
+  // The splits' partials of the tile's M x width elements, a thread each,
+  // their loads unrolled so that they are in flight together.
+  os += "  for (long long t = threadIdx.x; t < M * width; t += blockDim.x) {\n";
+  os += "    const long long r = t / width, j = tile * width + t % width;\n";
+  os += "    if (j >= N) continue;\n";
+  os += "    " + a + " total = __ldcg(partials + ((bi * splits) * M + r) * N + j);\n";
+  os += "    #pragma unroll 8\n";
+  os += "    for (long long q = 1; q < splits; ++q)\n";
+  os += "      total = cumo_ops::wadd(total, __ldcg(partials + ((bi * splits + q) * M + r) * N + j));\n";
+  os += emitWrite(s, acc, 4);
+  os += "  }\n";
   os += "  if (threadIdx.x == 0) counters[bi * tiles + tile] = 0u;\n";
   os += "}\n";
 }
 
 namespace {
-/// The threads across columns of a thread-per-column block (each takes
-/// gemvColumnVector columns), and the smallest run of k worth a split of
-/// its own.
-constexpr int64_t kGemvTileColumns = 32;
-constexpr int64_t kGemvMinSplitRows = 4 * int64_t(kGemvSlices);
-/// Blocks per SM the split layout aims for (8 of 256 threads fill one).
-constexpr int64_t kGemvSplitBlocksPerSm = 8;
+/// How the thread-per-column layout lays a product over the device: the
+/// lanes across a column tile and the splits of k (gemvTiling's
+/// constants; bench/probes/gemv_layouts.cu measured the candidates).
+///
+/// The tiles are as wide as they can be while the batch's tiles give every
+/// SM kGemvTileBlocksPerSm blocks, and no narrower than a 32-byte sector
+/// of a row (a DRAM burst is read whole either way).
+constexpr int64_t kGemvTileBlocksPerSm = 1;
+/// Then, while the grid is short of kGemvSplitBlocksPerSm blocks an SM, k
+/// is split, each run at least kGemvSplitLoads loads of every thread long.
+constexpr int64_t kGemvSplitBlocksPerSm = 2;
+constexpr int64_t kGemvSplitLoads = 8;
 
 struct GemvExtents {
   int64_t batch, m, k, n;
@@ -555,18 +574,33 @@ GemvExtents gemvExtents(const Kernel &k) {
   return e;
 }
 size_t alignTo16(size_t n) { return (n + 15) / 16 * 16; }
-/// Column tiles of a thread-per-column launch.
-int64_t columnTiles(const Kernel &k, int64_t n) {
-  int64_t width = kGemvTileColumns * gemvColumnVector(k);
-  return (n + width - 1) / width;
+
+struct GemvTiling {
+  int64_t lanes, tiles, splits;
+};
+GemvTiling gemvTiling(const Kernel &k, const GemvExtents &e, int64_t sms) {
+  int64_t cv = gemvColumnVector(k);
+  int64_t bytes = int64_t(sizeOf(k.operands[1].dtype)) * cv;
+  int64_t narrowest = std::clamp<int64_t>(32 / bytes, 1, int64_t(kWarpSize));
+  auto tilesOf = [&](int64_t lanes) { return (e.n + lanes * cv - 1) / (lanes * cv); };
+  GemvTiling t{int64_t(kWarpSize), 0, 1};
+  while (t.lanes > narrowest && tilesOf(t.lanes) * e.batch < sms * kGemvTileBlocksPerSm)
+    t.lanes /= 2;
+  t.tiles = tilesOf(t.lanes);
+  int64_t blocks = t.tiles * e.batch;
+  int64_t run = int64_t(kGemvSlices) * (kWarpSize / t.lanes) * kGemvSplitLoads;
+  int64_t want = sms * kGemvSplitBlocksPerSm / blocks;
+  t.splits = std::clamp<int64_t>(std::min(want, e.k / run), 1, 1024);
+  return t;
 }
 } // namespace
 
 size_t gemvScratchBytes(const Kernel &k, const LaunchConfig &launch) {
-  if (alongK(k))
+  if (alongK(k) || launch.tileLanes == 0)
     return 0;
   GemvExtents e = gemvExtents(k);
-  int64_t tiles = columnTiles(k, e.n);
+  int64_t width = int64_t(launch.tileLanes) * gemvColumnVector(k);
+  int64_t tiles = (e.n + width - 1) / width;
   int64_t splits = tiles && e.batch ? int64_t(launch.grid) / (tiles * e.batch) : 1;
   if (splits <= 1)
     return 0;
@@ -595,12 +629,9 @@ LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model) {
     c.grid = uint32_t(std::clamp<int64_t>((e.batch * e.n + perBlock - 1) / perBlock, 1, cap));
     return c;
   }
-  // Every tile of columns of every product once, times the splits of k
-  // that fill the device, each at least kGemvMinSplitRows long.
-  int64_t tiles = columnTiles(k, e.n);
-  int64_t want = sms * kGemvSplitBlocksPerSm / (tiles * e.batch);
-  int64_t splits = std::clamp<int64_t>(std::min(want, e.k / kGemvMinSplitRows), 1, 1024);
-  c.grid = uint32_t(tiles * splits * e.batch);
+  GemvTiling t = gemvTiling(k, e, sms);
+  c.tileLanes = uint32_t(t.lanes);
+  c.grid = uint32_t(t.tiles * t.splits * e.batch);
   return c;
 }
 

@@ -343,11 +343,15 @@ void describeParams(const KernelShape &s, const PackInputs *in,
       else
         f.f64("alpha", [&] { return k->opaqueScalar.asDouble(); });
     }
-    if (s.gemvRows && !s.gemvAlongK)
+    if (s.gemvRows && !s.gemvAlongK) {
       f.ptr("scratch", "unsigned char*", [&] {
         f.note(ParamPatch::Kind::Scratch, 0);
         return in->scratch;
       });
+      // Fixed by the extents, as the grid is: a repeat of the plan packs
+      // the same value.
+      f.i64("lanes", [&] { return int64_t(in->launch.tileLanes); });
+    }
     if (s.gemvRows && s.gemvAlongK)
       f.i64("bvec", [&] { return int64_t(gemvColumnsAligned(*k)); });
     // A prologue's row op (fusion/prologue.h): its eps, and its store.

@@ -540,8 +540,11 @@ double smallProductTolerance(DType t, int64_t k) {
 const SmallProductCase kSmallProducts[] = {
     {0, 77, 45, false}, {1, 77, 45, true}, {3, 100, 33, false}, {8, 64, 130, true},
     {16, 33, 70, false}, {5, 300, 1, true}, {2, 1, 40, false},
-    // decode's shapes: k split over many blocks, folded by the last
+    // decode's shapes: narrowed column tiles
     {1, 3072, 768, false}, {8, 768, 2304, false},
+    // the narrowest tiles still too few: k split over blocks, folded by
+    // the last
+    {1, 4096, 40, false},
 };
 
 /// A small product with a decode step's consumers in its epilogue:
@@ -1092,6 +1095,38 @@ TEST_CASE("boxes with steps, fixed axes, three axes and nesting") {
   }));
   compilePlan(p);
   checkSameKernel(p, boxesPlan(31, -2.0));
+}
+
+TEST_CASE("a small product of a (k, n) matrix narrows its column tiles before it splits k") {
+  // The launch's lanes across a tile: as many as leave every SM a tile,
+  // down to a row's 32-byte sector; splits of k only past that.
+  auto launchOf = [](DType t, int64_t rows, int64_t k, int64_t n, int sms) {
+    DeviceModel model = h200();
+    model.smCount = sms;
+    Plan p = smallProductPlan(t, rows, k, n, false);
+    REQUIRE(p.kernels.size() == 1);
+    return launchConfig(p.kernels[0], model);
+  };
+  // Wide enough with every lane across: 32 lanes, no split.
+  LaunchConfig wide = launchOf(DType::SFloat, 1, 768, 3072, 8);
+  CHECK(wide.tileLanes == 32);
+  CHECK(wide.grid == 3072 / 128);
+  // A decode's 768 columns on 132 SMs: the narrowest tiles (2 lanes of 4
+  // floats), 96 of them.
+  LaunchConfig narrow = launchOf(DType::SFloat, 1, 768, 768, 132);
+  CHECK(narrow.tileLanes == 2);
+  CHECK(narrow.grid == 96);
+  // Half floats: 8 to a vector, so 2 lanes are still 32 bytes.
+  CHECK(launchOf(DType::BFloat, 1, 768, 768, 132).tileLanes == 2);
+  // One column a thread (unaligned columns): 8 lanes of 4 bytes at the least.
+  CHECK(launchOf(DType::SFloat, 1, 77, 45, 132).tileLanes == 8);
+  // The narrowest tiles too few and k long: k split over blocks.
+  LaunchConfig split = launchOf(DType::SFloat, 1, 4096, 40, 16);
+  CHECK(split.tileLanes == 2);
+  CHECK(split.grid == 5 * 4);
+  // The extents are the launch's: the kernel is one.
+  CHECK(onlyKey(smallProductPlan(DType::SFloat, 1, 768, 768, false)) ==
+        onlyKey(smallProductPlan(DType::SFloat, 1, 4096, 40, false)));
 }
 
 TEST_CASE("a write no box fits is a scatter kernel") {
@@ -1727,11 +1762,29 @@ void deviceFill(void *p, int byte, size_t bytes) {
     cudaOk(cudaMemset(p, byte, bytes), "cudaMemset");
 }
 
+/// The SMs the emulator's device claims while a WideEmulatedDevice lives
+/// (0: the CPU executor's own count).
+int emulatedSms = 0;
+
+/// For the small products' comparisons: on the emulator, a device of
+/// `sms` SMs, so that their launches narrow the column tiles and split k
+/// as on a GPU (the CPU executor's model has as many SMs as the host has
+/// cores, two in CI, and a product fills two at once). Their reference
+/// sums do not depend on the model.
+struct WideEmulatedDevice {
+  explicit WideEmulatedDevice(int sms) { emulatedSms = sms; }
+  ~WideEmulatedDevice() { emulatedSms = 0; }
+};
+
 /// The device the comparisons plan for: the GPU's, or for the emulator
 /// the CPU executor's own model (so both fold in the same order).
 DeviceModel comparisonModel() {
-  if (emulating())
-    return hostDevice()->model();
+  if (emulating()) {
+    DeviceModel model = hostDevice()->model();
+    if (emulatedSms)
+      model.smCount = emulatedSms;
+    return model;
+  }
   cudaDeviceProp prop;
   cudaOk(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   DeviceModel model;
@@ -1934,6 +1987,7 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
     }
   }
   SUBCASE("small products (the generated matrix-vector kernel)") {
+    WideEmulatedDevice wide(16);
     for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
       for (const SmallProductCase &c : kSmallProducts) {
         CAPTURE(nameOf(t));
@@ -1960,6 +2014,7 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
       }
   }
   SUBCASE("small products that read the matrix before they wait, bit for bit as after") {
+    WideEmulatedDevice wide(16);
     // gemvEarlyLoads folds the same rows of k in the same order: the same
     // bits as the kernel that loads everything after its wait, in both
     // layouts.
@@ -1991,6 +2046,7 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
     }
   }
   SUBCASE("small products with an epilogue") {
+    WideEmulatedDevice wide(16);
     for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
       for (const SmallProductCase &c : kSmallProducts)
         for (bool held : {false, true}) {
@@ -2004,6 +2060,7 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
         }
   }
   SUBCASE("small products with a prologue") {
+    WideEmulatedDevice wide(16);
     for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
       for (const PrologueCase &pc : prologueCases()) {
         const SmallProductCase &c = pc.product;

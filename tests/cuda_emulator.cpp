@@ -100,6 +100,9 @@ template <class T> inline T __shfl_down_sync(unsigned, T v, unsigned delta) {
   unsigned lane = threadIdx.x & 31u;
   return cumo_emu_exchange(v, lane + delta < 32u ? lane + delta : lane);
 }
+template <class T> inline T __shfl_xor_sync(unsigned, T v, int mask) {
+  return cumo_emu_exchange(v, (threadIdx.x & 31u) ^ unsigned(mask));
+}
 )PRELUDE";
 
 /// The launcher, after the kernel: runs the grid a block at a time.
