@@ -14,7 +14,7 @@
 #    with one CUDA graph per token, Hugging Face generate (if importable);
 # 4. for a look inside: the lines that sync (CUMO_SHOW_WARNING) and the
 #    kernel table of CUMO_PROFILE=kernels for bf16 at batch 1, 16 tokens.
-# Writes OUT_DIR/decode.jsonl (every line), OUT_DIR/decode_table.md,
+# Writes OUT_DIR/decode.jsonl (every JSON line), OUT_DIR/decode_full.log, OUT_DIR/decode_table.md,
 # OUT_DIR/decode_sync_lines.txt and OUT_DIR/decode_kernels.txt.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -24,7 +24,9 @@ log="$out/decode.jsonl"
 : > "$log"
 weights=$(mktemp -d)/gpt2_random.safetensors
 export PYTHONUNBUFFERED=1
-run() { "$@" 2>&1 | grep '^{' | tee -a "$log"; }
+# Every line also goes to decode_full.log: a run that prints no JSON says why there.
+: > "$out/decode_full.log"
+run() { "$@" 2>&1 | tee -a "$out/decode_full.log" | grep '^{' | tee -a "$log"; }
 
 run bin/run bench/decode_bench.rb --write-weights "$weights"
 CUMO_PROFILE=1 run bin/run bench/decode_bench.rb --weights "$weights" --tag profiled

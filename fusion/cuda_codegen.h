@@ -25,9 +25,9 @@ struct LaunchConfig {
   uint32_t grid = 1;
   uint32_t block = 256;
   uint32_t sharedBytes = 0;
-  /// A small product's lanes across a column tile (fusion/cuda_gemv_codegen.cpp),
-  /// chosen with its grid and read by the kernel from its parameters; 0 for
-  /// every other kernel.
+  /// A small product's lanes a column tile (thread per column) or a column
+  /// (along k) (fusion/cuda_gemv_codegen.cpp), chosen with its grid and
+  /// read by the kernel from its parameters; 0 for every other kernel.
   uint32_t tileLanes = 0;
   bool operator==(const LaunchConfig &o) const {
     return grid == o.grid && block == o.block && sharedBytes == o.sharedBytes &&

@@ -356,29 +356,41 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
                      "            acc[r] = cumo_ops::wadd(acc[r], cumo_ops::wmul(" +
                      cast(0, xAt) + ", bv));\n";
   if (s.gemvAlongK) {
-    // A warp per output column of every product of the batch. Where every
-    // column of the matrix starts on a 16-byte boundary (P.bvec), each
-    // lane reads 16 bytes of it at a time (gemvVector elements), folding
-    // them in order, and the last k % V one at a time.
+    // `lanes` lanes per output column of every product of the batch (a
+    // warp takes 32 / lanes columns; P.lanes, the launch's: fewer lanes
+    // where k is short, as an attention head's 64, so that none idles).
+    // Where every column of the matrix starts on a 16-byte boundary
+    // (P.bvec), each lane reads 16 bytes of it at a time (gemvVector
+    // elements), folding them in order, and the last k % V one at a time;
+    // then the column's lanes fold by a butterfly.
     int32_t v = gemvVector(s.operandDtypes[1]);
     std::string V = std::to_string(v), bt = cType(s.operandDtypes[1]).str();
     // Every block reads whole rows: it normalizes all of them, block 0
     // storing them. (A batch's columns spread over the blocks: fitsPrologue
     // leaves this layout unbatched.)
     std::string vt = "cumo_vec<" + bt + ", " + V + ">";
-    os += "  const long long first_col = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);\n";
-    // Early loads: the first vectors of the warp's first column.
+    os += "  const long long lanes = P.lanes, per_warp = 32 / lanes;\n";
+    os += "  const long long lane_col = lane / lanes, lane_k = lane & (lanes - 1);\n";
+    // The warp's first column; the thread's is lane_col past it.
+    os += "  const long long first_base = ((long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * per_warp;\n";
+    // Early loads: the first vectors of the thread's first column.
     if (s.gemvEarlyLoads)
-      emitEarlyLoads(vt, "P.bvec && first_col < N", "lane * " + V + " + (long long)q * 32 * " + V,
-                     "at < K / " + V + " * " + V, "P.in1 + P.in1_off + first_col * b_c + at", os);
+      emitEarlyLoads(vt, "P.bvec && first_base + lane_col < N",
+                     "lane_k * " + V + " + (long long)q * lanes * " + V, "at < K / " + V + " * " + V,
+                     "P.in1 + P.in1_off + (first_base + lane_col) * b_c + at", os);
     if (prologue) {
       if (nb > 0)
         throw Error(ErrorKind::Internal,
                     "[cuda codegen] a prologue on a batch of products read along k");
       emitPrologue(s, "P.in0_off", "0LL", "0LL", "K", "blockIdx.x == 0", os);
     }
-    os += "  const long long warps = (long long)gridDim.x * (blockDim.x >> 5);\n";
-    os += "  for (long long col = first_col; col < B * N; col += warps) {\n";
+    os += "  const long long col_step = (long long)gridDim.x * (blockDim.x >> 5) * per_warp;\n";
+    // The loop runs on the warp's first column, so that every lane takes
+    // the butterfly; a lane past the last column computes the last one
+    // again and stores nothing.
+    os += "  for (long long base = first_base; base < B * N; base += col_step) {\n";
+    os += "    const bool live = base + lane_col < B * N;\n";
+    os += "    const long long col = live ? base + lane_col : B * N - 1;\n";
     os += "    const long long bi = col / N, j = col % N;\n";
     os += emitBatchDecode(s, 4, s.hasEpilogue());
     os += "    " + a + " acc[MR];\n";
@@ -391,22 +403,25 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
                        "        const long long p = q + e;\n"
                        "        const " + a + " bv = " + cast(1, "w.e[e]") + ";\n" +
                        step + "      }\n";
-    os += "    long long q = lane * " + V + ";\n";
+    os += "    long long q = lane_k * " + V + ";\n";
     if (s.gemvEarlyLoads)
-      emitEarlyFolds(vt, "loaded_early && col == first_col", "q", "kv", "32 * " + V, fold, os);
-    os += "    #pragma unroll 2\n";
-    os += "    for (; q < kv; q += 32 * " + V + ") {\n";
+      emitEarlyFolds(vt, "loaded_early && base == first_base", "q", "kv", "lanes * " + V, fold,
+                     os);
+    os += "    #pragma unroll 4\n";
+    os += "    for (; q < kv; q += lanes * " + V + ") {\n";
     os += "      const " + vt + " w = *reinterpret_cast<const " + vt + " *>(P.in1 + bo + q);\n";
     os += fold;
     os += "    }\n";
     os += "    #pragma unroll 4\n";
-    os += "    for (long long p = kv + lane; p < K; p += 32) {\n";
+    os += "    for (long long p = kv + lane_k; p < K; p += lanes) {\n";
     os += "        const " + a + " bv = " + cast(1, "P.in1[bo + p]") + ";\n"; // b_r is 1
     os += step;
     os += "    }\n";
     os += "    #pragma unroll\n    for (int r = 0; r < MR; ++r) {\n";
-    os += "      const " + a + " total = cumo_k::warp_reduce(acc[r], cumo_k::SumOp());\n";
-    os += "      if (lane == 0 && r < M) {\n" + emitWrite(s, acc, 8) + "      }\n";
+    os += "      " + a + " total = acc[r];\n";
+    os += "      for (int off = (int)lanes >> 1; off > 0; off >>= 1)\n";
+    os += "        total = cumo_ops::wadd(total, __shfl_xor_sync(0xffffffffu, total, off));\n";
+    os += "      if (lane_k == 0 && live && r < M) {\n" + emitWrite(s, acc, 8) + "      }\n";
     os += "    }\n  }\n}\n";
     return;
   }
@@ -622,9 +637,15 @@ LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model) {
   if (k.hasPrologue())
     c.sharedBytes = uint32_t(e.m * e.k * int64_t(sizeOf(k.opaqueDtype)));
   if (alongK(k)) {
+    // As many lanes a column as k has vectors (or elements), up to 32.
+    int64_t perLane = gemvColumnsAligned(k) ? gemvVector(k.operands[1].dtype) : 1;
+    int64_t lanes = kWarpSize;
+    while (lanes > 1 && lanes * perLane > e.k)
+      lanes /= 2;
+    c.tileLanes = uint32_t(lanes);
     // With a prologue every block normalizes the rows again: fewer blocks,
     // each taking more columns.
-    int64_t perBlock = kGemvBlock / kWarpSize;
+    int64_t perBlock = (kGemvBlock / kWarpSize) * (kWarpSize / lanes);
     int64_t cap = sms * (k.hasPrologue() ? kGemvPrologueBlocksPerSm : kGemvBlocksPerSm);
     c.grid = uint32_t(std::clamp<int64_t>((e.batch * e.n + perBlock - 1) / perBlock, 1, cap));
     return c;

@@ -352,8 +352,10 @@ void describeParams(const KernelShape &s, const PackInputs *in,
       // the same value.
       f.i64("lanes", [&] { return int64_t(in->launch.tileLanes); });
     }
-    if (s.gemvRows && s.gemvAlongK)
+    if (s.gemvRows && s.gemvAlongK) {
       f.i64("bvec", [&] { return int64_t(gemvColumnsAligned(*k)); });
+      f.i64("lanes", [&] { return int64_t(in->launch.tileLanes); });
+    }
     // A prologue's row op (fusion/prologue.h): its eps, and its store.
     if (s.prologueOp != OpKind::Copy)
       f.f64("pro_eps", [&] { return k->prologue.eps.asDouble(); });

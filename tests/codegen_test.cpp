@@ -545,6 +545,8 @@ const SmallProductCase kSmallProducts[] = {
     // the narrowest tiles still too few: k split over blocks, folded by
     // the last
     {1, 4096, 40, false},
+    // along a short k: 4 lanes a column, 8 columns a warp, and a tail
+    {2, 20, 33, true},
 };
 
 /// A small product with a decode step's consumers in its epilogue:
@@ -1097,7 +1099,7 @@ TEST_CASE("boxes with steps, fixed axes, three axes and nesting") {
   checkSameKernel(p, boxesPlan(31, -2.0));
 }
 
-TEST_CASE("a small product of a (k, n) matrix narrows its column tiles before it splits k") {
+TEST_CASE("a small product narrows its tiles to its extents: (k, n) tiles before k splits, lanes along a short k") {
   // The launch's lanes across a tile: as many as leave every SM a tile,
   // down to a row's 32-byte sector; splits of k only past that.
   auto launchOf = [](DType t, int64_t rows, int64_t k, int64_t n, int sms) {
@@ -1124,6 +1126,17 @@ TEST_CASE("a small product of a (k, n) matrix narrows its column tiles before it
   LaunchConfig split = launchOf(DType::SFloat, 1, 4096, 40, 16);
   CHECK(split.tileLanes == 2);
   CHECK(split.grid == 5 * 4);
+  // Along k, as many lanes a column as k has 16-byte vectors, up to 32:
+  // an attention head's 64 floats take 16, its 64 halves 8.
+  auto alongOf = [](DType t, int64_t k) {
+    Plan p = smallProductPlan(t, 1, k, 1000, true);
+    REQUIRE(p.kernels.size() == 1);
+    return launchConfig(p.kernels[0], h200());
+  };
+  CHECK(alongOf(DType::SFloat, 768).tileLanes == 32);
+  CHECK(alongOf(DType::SFloat, 64).tileLanes == 16);
+  CHECK(alongOf(DType::BFloat, 64).tileLanes == 8);
+  CHECK(alongOf(DType::BFloat, 64).grid == (1000 + 31) / 32);
   // The extents are the launch's: the kernel is one.
   CHECK(onlyKey(smallProductPlan(DType::SFloat, 1, 768, 768, false)) ==
         onlyKey(smallProductPlan(DType::SFloat, 1, 4096, 40, false)));

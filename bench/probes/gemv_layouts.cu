@@ -167,6 +167,55 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
+// Along k with G lanes a column (32 / G columns a warp), x read as
+// vectors too where XV (its rows contiguous and aligned).
+template <typename T, int MR, int G, bool XV>
+__global__ void __launch_bounds__(kBlock)
+    gemvAlongKG(const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ y, int M, int K,
+                int N) {
+  constexpr int V = 16 / sizeof(T);
+  const int lane = threadIdx.x & 31, g = lane % G, sub = lane / G;
+  const int groups = gridDim.x * kWarps * (32 / G);
+  // The loop runs on the warp's first column, so all its lanes shuffle.
+  for (int base = (blockIdx.x * kWarps + (threadIdx.x >> 5)) * (32 / G); base < N;
+       base += groups) {
+    const int col = base + sub;
+    const bool live = col < N;
+    float acc[MR] = {};
+    const T *wc = w + size_t(live ? col : 0) * K;
+#pragma unroll 4
+    for (int q = g * V; q < K; q += G * V) {
+      const Vec<T, V> v = *reinterpret_cast<const Vec<T, V> *>(wc + q);
+#pragma unroll
+      for (int r = 0; r < MR; ++r) {
+        if (r >= M) break;
+        if (XV) {
+          const Vec<T, V> xv = *reinterpret_cast<const Vec<T, V> *>(x + r * K + q);
+#pragma unroll
+          for (int e = 0; e < V; ++e) acc[r] += toF(xv.e[e]) * toF(v.e[e]);
+        } else {
+#pragma unroll
+          for (int e = 0; e < V; ++e) acc[r] += toF(x[r * K + q + e]) * toF(v.e[e]);
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < MR; ++r) {
+      float t = acc[r];
+#pragma unroll
+      for (int off = G / 2; off; off >>= 1) t += __shfl_xor_sync(0xffffffffu, t, off);
+      if (g == 0 && live && r < M) y[r * N + col] = fromF<T>(t);
+    }
+  }
+}
+
+template <typename T>
+__global__ void transposeK(const T *w, T *wt, int K, int N) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < size_t(K) * N;
+       i += size_t(gridDim.x) * blockDim.x)
+    wt[(i % N) * K + i / N] = w[i];
+}
+
 template <typename T>
 __global__ void fillK(T *p, size_t n, unsigned seed) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
@@ -303,6 +352,24 @@ template <typename T, int MR, int CV, int L> void sweepL(const Bufs<T> &bf, cons
   }
 }
 
+template <typename T, int MR, int G, bool XV> void alongKG(const Bufs<T> &bf, const Shape &s) {
+  int perBlock = kWarps * (32 / G);
+  for (int cap : {32, 8}) {
+    int grid = std::clamp((s.N + perBlock - 1) / perBlock, 1, sms * cap);
+    auto launch = [&](int copy, cudaStream_t st) {
+      gemvAlongKG<T, MR, G, XV><<<grid, kBlock, 0, st>>>(bf.x, bf.wt + copy * bf.wElems, bf.y, s.M,
+                                                        s.K, s.N);
+    };
+    launch(0, 0);
+    CK(cudaDeviceSynchronize());
+    double err = maxError(bf, s);
+    double us = timeGraph(launch, bf.copies);
+    std::printf("{\"probe\":\"gemv_along_k\",\"err\":%.2e,\"shape\":\"%s\",\"M\":%d,\"K\":%d,\"N\":%d,"
+                "\"dtype\":\"%s\",\"G\":%d,\"xvec\":%d,\"cap\":%d,\"blocks\":%d,\"us\":%.2f}\n",
+                err, s.name, s.M, s.K, s.N, dtypeName<T>(), G, int(XV), cap, grid, us);
+  }
+}
+
 template <typename T, int MR> void runShape(const Shape &s) {
   constexpr int CV = std::max(1, std::min<int>(16 / sizeof(T), 32 / MR));
   Bufs<T> bf;
@@ -331,8 +398,9 @@ template <typename T, int MR> void runShape(const Shape &s) {
   sweepL<T, MR, CV, 1>(bf, s);
   if (s.B == 1) {
     // The along-k layout over the same products, the weights transposed
-    // (values differ: timing only).
-    for (int c = 0; c < bf.copies; ++c) fillK<<<1024, 256>>>(bf.wt + c * bf.wElems, bf.wElems, 11u);
+    // (the first copy is w's transpose: the same answers).
+    for (int c = 1; c < bf.copies; ++c) fillK<<<1024, 256>>>(bf.wt + c * bf.wElems, bf.wElems, 11u);
+    transposeK<<<1024, 256>>>(bf.w, bf.wt, s.K, s.N);
     int grid = std::clamp((s.N + kWarps - 1) / kWarps, 1, sms * 32);
     auto launch = [&](int copy, cudaStream_t st) {
       gemvAlongK<T, MR><<<grid, kBlock, 0, st>>>(bf.x, bf.wt + copy * bf.wElems, bf.y, s.M, s.K,
@@ -342,6 +410,11 @@ template <typename T, int MR> void runShape(const Shape &s) {
     std::printf("{\"probe\":\"gemv_along_k\",\"shape\":\"%s\",\"M\":%d,\"K\":%d,\"N\":%d,"
                 "\"dtype\":\"%s\",\"blocks\":%d,\"us\":%.2f}\n",
                 s.name, s.M, s.K, s.N, dtypeName<T>(), grid, us);
+    alongKG<T, MR, 16, false>(bf, s);
+    alongKG<T, MR, 8, false>(bf, s);
+    alongKG<T, MR, 4, false>(bf, s);
+    alongKG<T, MR, 8, true>(bf, s);
+    alongKG<T, MR, 32, true>(bf, s);
   }
   // An empty kernel's time in the same graph, the floor of every figure.
   CK(cudaFree(bf.x));
