@@ -403,6 +403,26 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
                        "        const long long p = q + e;\n"
                        "        const " + a + " bv = " + cast(1, "w.e[e]") + ";\n" +
                        step + "      }\n";
+    // With a prologue the rows are in shared memory, where the lanes' reads
+    // of one element each, 16 bytes apart, would meet in the same banks
+    // (8-way for a half class): the rows' matching vector is read whole
+    // instead, where every row starts on a vector (K % V == 0), and folded
+    // in the same order.
+    if (prologue && sizeOf(s.outDtype) == sizeOf(s.operandDtypes[1])) {
+      std::string xt = "cumo_vec<" + cType(s.outDtype).str() + ", " + V + ">";
+      std::string whole = "      #pragma unroll\n"
+                          "      for (int r = 0; r < MR; ++r) {\n"
+                          "        if (r >= M) break;\n"
+                          "        const " + xt + " xv = *reinterpret_cast<const " + xt +
+                          " *>(xs + r * K + q);\n"
+                          "        #pragma unroll\n"
+                          "        for (int e = 0; e < " + V + "; ++e)\n"
+                          "          acc[r] = cumo_ops::wadd(acc[r], cumo_ops::wmul(" +
+                          cast(0, "xv.e[e]") + ", " + cast(1, "w.e[e]") + "));\n"
+                          "      }\n";
+      fold = "      if (rows_whole) {\n" + whole + "      } else {\n" + fold + "      }\n";
+      os += "  const bool rows_whole = K % " + V + " == 0;\n";
+    }
     os += "    long long q = lane_k * " + V + ";\n";
     if (s.gemvEarlyLoads)
       emitEarlyFolds(vt, "loaded_early && base == first_base", "q", "kv", "lanes * " + V, fold,
@@ -433,7 +453,8 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   // lane rows on as many rows of k; the block's 8 warps stride the run. A
   // decode step's weights are (k, n) with n of 768 to 3072: tiles of 32
   // lanes would be too few to keep the memory busy, so gemvTiling narrows
-  // them first (down to a 32-byte sector of a row) and splits k only then.
+  // them first (down to one lane, a thread's vector of a row, the warp on
+  // 32 rows) and splits k only then.
   // The lane rows of a column fold by shuffles and the warps in order
   // through shared memory, a row at a time; with several splits each block
   // leaves its partial in scratch, and the last block of a tile to arrive
@@ -557,17 +578,25 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
 
 namespace {
 /// How the thread-per-column layout lays a product over the device: the
-/// lanes across a column tile and the splits of k (gemvTiling's
-/// constants; bench/probes/gemv_layouts.cu measured the candidates).
+/// lanes across a column tile and the splits of k. The constants are
+/// bench/probes/gemv_layouts.cu's answer on the H200 (2026-12-05), which
+/// timed every lane count and split side by side on the decode's shapes:
+/// one lane a tile (a thread's 16-byte vector of a row, the warp's 32
+/// lanes on 32 rows) was fastest or within 10% wherever it left two
+/// blocks an SM, and k split only paid where the tiles were fewer (the
+/// 3072 x 768 projection: 6.65 against 7.01 us in BFloat, with the
+/// partials folded by a thread each; the serial fold of 2026-12-04 took
+/// 29.9).
 ///
 /// The tiles are as wide as they can be while the batch's tiles give every
-/// SM kGemvTileBlocksPerSm blocks, and no narrower than a 32-byte sector
-/// of a row (a DRAM burst is read whole either way).
-constexpr int64_t kGemvTileBlocksPerSm = 1;
+/// SM kGemvTileBlocksPerSm blocks, and no narrower than kGemvMinLaneBytes
+/// of a row a lane.
+constexpr int64_t kGemvTileBlocksPerSm = 2;
+constexpr int64_t kGemvMinLaneBytes = 8;
 /// Then, while the grid is short of kGemvSplitBlocksPerSm blocks an SM, k
 /// is split, each run at least kGemvSplitLoads loads of every thread long.
-constexpr int64_t kGemvSplitBlocksPerSm = 2;
-constexpr int64_t kGemvSplitLoads = 8;
+constexpr int64_t kGemvSplitBlocksPerSm = 4;
+constexpr int64_t kGemvSplitLoads = 4;
 
 struct GemvExtents {
   int64_t batch, m, k, n;
@@ -596,7 +625,7 @@ struct GemvTiling {
 GemvTiling gemvTiling(const Kernel &k, const GemvExtents &e, int64_t sms) {
   int64_t cv = gemvColumnVector(k);
   int64_t bytes = int64_t(sizeOf(k.operands[1].dtype)) * cv;
-  int64_t narrowest = std::clamp<int64_t>(32 / bytes, 1, int64_t(kWarpSize));
+  int64_t narrowest = std::clamp<int64_t>(kGemvMinLaneBytes / bytes, 1, int64_t(kWarpSize));
   auto tilesOf = [&](int64_t lanes) { return (e.n + lanes * cv - 1) / (lanes * cv); };
   GemvTiling t{int64_t(kWarpSize), 0, 1};
   while (t.lanes > narrowest && tilesOf(t.lanes) * e.batch < sms * kGemvTileBlocksPerSm)

@@ -1100,8 +1100,9 @@ TEST_CASE("boxes with steps, fixed axes, three axes and nesting") {
 }
 
 TEST_CASE("a small product narrows its tiles to its extents: (k, n) tiles before k splits, lanes along a short k") {
-  // The launch's lanes across a tile: as many as leave every SM a tile,
-  // down to a row's 32-byte sector; splits of k only past that.
+  // The launch's lanes across a tile: as many as leave every SM two tiles,
+  // down to one (a thread's 16-byte vector of a row); splits of k only
+  // past that.
   auto launchOf = [](DType t, int64_t rows, int64_t k, int64_t n, int sms) {
     DeviceModel model = h200();
     model.smCount = sms;
@@ -1113,19 +1114,21 @@ TEST_CASE("a small product narrows its tiles to its extents: (k, n) tiles before
   LaunchConfig wide = launchOf(DType::SFloat, 1, 768, 3072, 8);
   CHECK(wide.tileLanes == 32);
   CHECK(wide.grid == 3072 / 128);
-  // A decode's 768 columns on 132 SMs: the narrowest tiles (2 lanes of 4
-  // floats), 96 of them.
+  // A decode's 768 columns on 132 SMs: the narrowest tiles (a lane of 4
+  // floats), 192 of them; 2304 columns stop at 2 lanes (288 tiles).
   LaunchConfig narrow = launchOf(DType::SFloat, 1, 768, 768, 132);
-  CHECK(narrow.tileLanes == 2);
-  CHECK(narrow.grid == 96);
-  // Half floats: 8 to a vector, so 2 lanes are still 32 bytes.
-  CHECK(launchOf(DType::BFloat, 1, 768, 768, 132).tileLanes == 2);
-  // One column a thread (unaligned columns): 8 lanes of 4 bytes at the least.
-  CHECK(launchOf(DType::SFloat, 1, 77, 45, 132).tileLanes == 8);
-  // The narrowest tiles too few and k long: k split over blocks.
+  CHECK(narrow.tileLanes == 1);
+  CHECK(narrow.grid == 192);
+  CHECK(launchOf(DType::SFloat, 1, 768, 2304, 132).tileLanes == 2);
+  // Half floats: 8 to a vector.
+  CHECK(launchOf(DType::BFloat, 1, 768, 768, 132).tileLanes == 1);
+  // One column a thread (unaligned columns): 2 lanes of 4 bytes at the least.
+  CHECK(launchOf(DType::SFloat, 1, 77, 45, 132).tileLanes == 2);
+  // The narrowest tiles too few and k long: k split over blocks, each run
+  // at least 4 loads of every thread (1024 rows).
   LaunchConfig split = launchOf(DType::SFloat, 1, 4096, 40, 16);
-  CHECK(split.tileLanes == 2);
-  CHECK(split.grid == 5 * 4);
+  CHECK(split.tileLanes == 1);
+  CHECK(split.grid == 10 * 4);
   // Along k, as many lanes a column as k has 16-byte vectors, up to 32:
   // an attention head's 64 floats take 16, its 64 halves 8.
   auto alongOf = [](DType t, int64_t k) {
