@@ -454,7 +454,7 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   // decode step's weights are (k, n) with n of 768 to 3072: tiles of 32
   // lanes would be too few to keep the memory busy, so gemvTiling narrows
   // them first (down to one lane, a thread's vector of a row, the warp on
-  // 32 rows) and splits k only then.
+  // 32 rows; with a prologue to a row's 32 bytes) and splits k only then.
   // The lane rows of a column fold by shuffles and the warps in order
   // through shared memory, a row at a time; with several splits each block
   // leaves its partial in scratch, and the last block of a tile to arrive
@@ -578,25 +578,31 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
 
 namespace {
 /// How the thread-per-column layout lays a product over the device: the
-/// lanes across a column tile and the splits of k. The constants are
-/// bench/probes/gemv_layouts.cu's answer on the H200 (2026-12-05), which
-/// timed every lane count and split side by side on the decode's shapes:
-/// one lane a tile (a thread's 16-byte vector of a row, the warp's 32
-/// lanes on 32 rows) was fastest or within 10% wherever it left two
-/// blocks an SM, and k split only paid where the tiles were fewer (the
-/// 3072 x 768 projection: 6.65 against 7.01 us in BFloat, with the
-/// partials folded by a thread each; the serial fold of 2026-12-04 took
-/// 29.9).
+/// lanes across a column tile and the splits of k (gemvTiling).
 ///
 /// The tiles are as wide as they can be while the batch's tiles give every
-/// SM kGemvTileBlocksPerSm blocks, and no narrower than kGemvMinLaneBytes
-/// of a row a lane.
-constexpr int64_t kGemvTileBlocksPerSm = 2;
-constexpr int64_t kGemvMinLaneBytes = 8;
-/// Then, while the grid is short of kGemvSplitBlocksPerSm blocks an SM, k
-/// is split, each run at least kGemvSplitLoads loads of every thread long.
-constexpr int64_t kGemvSplitBlocksPerSm = 4;
-constexpr int64_t kGemvSplitLoads = 4;
+/// SM `tileBlocksPerSm` blocks, and no narrower than `minLaneBytes` of a
+/// row a lane; then, while the grid is short of `splitBlocksPerSm` blocks
+/// an SM, k is split, each run at least `splitLoads` loads of every thread
+/// long.
+struct GemvTilingRule {
+  int64_t tileBlocksPerSm, minLaneBytes, splitBlocksPerSm, splitLoads;
+};
+/// A plain product: bench/probes/gemv_layouts.cu's answer on the H200
+/// (2026-12-05), which timed every lane count and split side by side on
+/// the decode's shapes: one lane a tile (a thread's 16-byte vector of a
+/// row, the warp's 32 lanes on 32 rows) was fastest or within 10% wherever
+/// it left two blocks an SM, and k split only paid where the tiles were
+/// fewer (the 3072 x 768 projection: 6.65 against 7.01 us in BFloat, with
+/// the partials folded by a thread each; the serial fold before took
+/// 29.9). In the decode the projections went from 11.1 to 9.3 us.
+constexpr GemvTilingRule kGemvPlainRule{2, 8, 4, 4};
+/// With a prologue every block computes the row op again before its loads
+/// (and holds it in registers): the same rule made the decode's
+/// layer_norm products slower (15.3 to 21.9 us for qkv, 15.6 to 22.7 for
+/// fc, BFloat), so these keep the tiles of one block an SM, a row's 32-byte
+/// sector a lane at the least, as measured in the run before.
+constexpr GemvTilingRule kGemvPrologueRule{1, 32, 2, 8};
 
 struct GemvExtents {
   int64_t batch, m, k, n;
@@ -623,17 +629,18 @@ struct GemvTiling {
   int64_t lanes, tiles, splits;
 };
 GemvTiling gemvTiling(const Kernel &k, const GemvExtents &e, int64_t sms) {
+  const GemvTilingRule &rule = k.hasPrologue() ? kGemvPrologueRule : kGemvPlainRule;
   int64_t cv = gemvColumnVector(k);
   int64_t bytes = int64_t(sizeOf(k.operands[1].dtype)) * cv;
-  int64_t narrowest = std::clamp<int64_t>(kGemvMinLaneBytes / bytes, 1, int64_t(kWarpSize));
+  int64_t narrowest = std::clamp<int64_t>(rule.minLaneBytes / bytes, 1, int64_t(kWarpSize));
   auto tilesOf = [&](int64_t lanes) { return (e.n + lanes * cv - 1) / (lanes * cv); };
   GemvTiling t{int64_t(kWarpSize), 0, 1};
-  while (t.lanes > narrowest && tilesOf(t.lanes) * e.batch < sms * kGemvTileBlocksPerSm)
+  while (t.lanes > narrowest && tilesOf(t.lanes) * e.batch < sms * rule.tileBlocksPerSm)
     t.lanes /= 2;
   t.tiles = tilesOf(t.lanes);
   int64_t blocks = t.tiles * e.batch;
-  int64_t run = int64_t(kGemvSlices) * (kWarpSize / t.lanes) * kGemvSplitLoads;
-  int64_t want = sms * kGemvSplitBlocksPerSm / blocks;
+  int64_t run = int64_t(kGemvSlices) * (kWarpSize / t.lanes) * rule.splitLoads;
+  int64_t want = sms * rule.splitBlocksPerSm / blocks;
   t.splits = std::clamp<int64_t>(std::min(want, e.k / run), 1, 1024);
   return t;
 }

@@ -1129,6 +1129,15 @@ TEST_CASE("a small product narrows its tiles to its extents: (k, n) tiles before
   LaunchConfig split = launchOf(DType::SFloat, 1, 4096, 40, 16);
   CHECK(split.tileLanes == 1);
   CHECK(split.grid == 10 * 4);
+  // With a prologue each block computes the row op again: tiles of a
+  // row's 32-byte sector a lane at the least, one block an SM.
+  {
+    Plan p = prologuePlan(DType::SFloat, {1, 768, 768, false}, OpKind::LayerNorm, false, false);
+    REQUIRE(p.kernels.back().hasPrologue());
+    LaunchConfig normed = launchConfig(p.kernels.back(), h200());
+    CHECK(normed.tileLanes == 2);
+    CHECK(normed.grid == 96);
+  }
   // Along k, as many lanes a column as k has 16-byte vectors, up to 32:
   // an attention head's 64 floats take 16, its 64 halves 8.
   auto alongOf = [](DType t, int64_t k) {

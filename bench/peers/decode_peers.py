@@ -44,6 +44,13 @@ import torch
 import torch.nn.functional as F
 
 NAMES = {"float32": "SFloat", "bfloat16": "BFloat", "float64": "DFloat", "float16": "HFloat"}
+
+
+def dtype_name(dtype):
+    """Our class name for a torch dtype (torch.float32 -> "SFloat")."""
+    return NAMES[str(dtype).removeprefix("torch.")]
+
+
 ST_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
              "F64": torch.float64}
 
@@ -196,7 +203,7 @@ def emit(a, cfg, impl, dtype, batch, seconds, tokens, kernels=None, syncs=None, 
     line = {"bench": "decode", "impl": impl, "device": torch.cuda.get_device_name(),
             "config": {"n_layer": cfg.n_layer, "n_head": cfg.n_head, "n_embd": cfg.n_embd,
                        "vocab_size": cfg.vocab_size, "n_ctx": cfg.n_ctx},
-            "dtype": NAMES[dtype], "batch": batch, "new_tokens": a.tokens,
+            "dtype": dtype_name(dtype), "batch": batch, "new_tokens": a.tokens,
             "ms_per_token": round(seconds * 1e3 / a.tokens, 4),
             "tokens_per_s": round(batch * a.tokens / seconds, 1),
             "kernels_per_token": None if kernels is None else round(kernels, 2),
@@ -207,7 +214,7 @@ def emit(a, cfg, impl, dtype, batch, seconds, tokens, kernels=None, syncs=None, 
 
 
 def emit_error(a, impl, dtype, batch, e):
-    print(json.dumps({"bench": "decode", "impl": impl, "dtype": NAMES[dtype], "batch": batch,
+    print(json.dumps({"bench": "decode", "impl": impl, "dtype": dtype_name(dtype), "batch": batch,
                       "error": f"{type(e).__name__}: {e}"[:300]}), flush=True)
 
 
