@@ -1,0 +1,82 @@
+// bench/probes/probe_common.cuh: what the standalone probes of bench/probes
+// share: error checks, 16-byte vectors, float conversions, a fill of
+// reproducible values, and the timing of a launch as a CUDA graph.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#define CK(x)                                                                                      \
+  do {                                                                                             \
+    cudaError_t e_ = (x);                                                                          \
+    if (e_ != cudaSuccess) {                                                                       \
+      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));            \
+      std::exit(1);                                                                                \
+    }                                                                                              \
+  } while (0)
+
+template <typename T, int N> struct alignas(16) Vec { T e[N]; };
+
+__device__ inline float toF(float v) { return v; }
+__device__ inline float toF(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ inline T fromF(float v);
+template <> __device__ inline float fromF<float>(float v) { return v; }
+template <> __device__ inline __nv_bfloat16 fromF<__nv_bfloat16>(float v) {
+  return __float2bfloat16(v);
+}
+
+constexpr int kBlock = 256, kWarps = kBlock / 32;
+
+template <typename T>
+__global__ void fillK(T *p, size_t n, unsigned seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
+    unsigned h = unsigned(i) * 2654435761u ^ seed;
+    h ^= h >> 13;
+    h *= 0x5bd1e995u;
+    h ^= h >> 15;
+    p[i] = fromF<T>(float(h % 2001u) / 1000.f - 1.f);
+  }
+}
+
+/// The device's SMs (main sets it).
+inline int sms;
+
+// Times `launch(copy)` as a graph of 32 launches over rotating copies.
+template <typename F> double timeGraph(F launch, int copies) {
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaGraph_t g;
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  for (int i = 0; i < 32; ++i) launch(i % copies, s);
+  CK(cudaStreamEndCapture(s, &g));
+  cudaGraphExec_t ge;
+  CK(cudaGraphInstantiate(&ge, g, 0));
+  cudaEvent_t a, z;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&z));
+  CK(cudaGraphLaunch(ge, s));
+  double best = 1e30;
+  for (int rep = 0; rep < 7; ++rep) {
+    CK(cudaEventRecord(a, s));
+    CK(cudaGraphLaunch(ge, s));
+    CK(cudaEventRecord(z, s));
+    CK(cudaEventSynchronize(z));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, a, z));
+    best = std::min(best, double(ms) * 1000.0 / 32);
+  }
+  CK(cudaGraphExecDestroy(ge));
+  CK(cudaGraphDestroy(g));
+  CK(cudaStreamDestroy(s));
+  return best;
+}
+
+template <typename T> const char *dtypeName();
+template <> inline const char *dtypeName<float>() { return "SFloat"; }
+template <> inline const char *dtypeName<__nv_bfloat16>() { return "BFloat"; }
