@@ -521,7 +521,8 @@ const BatchedSmallCase kBatchedSmall[] = {
     {{1, 12, 1, 1024}, {1, 12, 1024, 64}, false}, // decode: the values
     {{2, 1, 5, 7}, {3, 7, 4}, false},             // broadcast batch axes
     {{3, 8, 2, 33}, {8, 33, 70}, true},
-    {{4, 3, 200}, {4, 200, 40}, false},           // k split over blocks
+    {{4, 3, 200}, {4, 200, 40}, false},
+    {{2, 1, 2048}, {2, 2048, 24}, false},         // k split over blocks, a batch
 };
 
 /// Small products: one row and a vector, rows up to the limit, both
@@ -1129,6 +1130,17 @@ TEST_CASE("a small product narrows its tiles to its extents: (k, n) tiles before
   LaunchConfig split = launchOf(DType::SFloat, 1, 4096, 40, 16);
   CHECK(split.tileLanes == 1);
   CHECK(split.grid == 10 * 4);
+  // A batch's tiles count for every product: two products of 6 tiles on
+  // 16 SMs split k in two (the emulated comparisons' batched case).
+  {
+    DeviceModel model = h200();
+    model.smCount = 16;
+    Plan p = batchedSmallPlan(DType::SFloat, {2, 1, 2048}, {2, 2048, 24}, false);
+    REQUIRE(p.kernels.size() == 1);
+    LaunchConfig batched = launchConfig(p.kernels[0], model);
+    CHECK(batched.tileLanes == 1);
+    CHECK(batched.grid == 6 * 2 * 2);
+  }
   // With a prologue each block computes the row op again: tiles of a
   // row's 32-byte sector a lane at the least, one block an SM.
   {
