@@ -227,23 +227,7 @@ template <typename T> struct Bufs {
 
 template <typename T> double maxError(const Bufs<T> &bf, const Shape &s) {
   size_t n = size_t(s.B) * s.M * s.N;
-  std::vector<float> ref(n);
-  std::vector<T> got(n);
-  CK(cudaMemcpy(ref.data(), bf.ref, n * 4, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(got.data(), bf.y, n * sizeof(T), cudaMemcpyDeviceToHost));
-  double worst = 0;
-  for (size_t i = 0; i < n; ++i) {
-    float g;
-    if constexpr (sizeof(T) == 4) g = reinterpret_cast<float &>(got[i]);
-    else {
-      unsigned short h;
-      std::memcpy(&h, &got[i], 2);
-      unsigned u = unsigned(h) << 16;
-      std::memcpy(&g, &u, 4);
-    }
-    worst = std::max(worst, double(std::fabs(g - ref[i])) / (1.0 + std::fabs(ref[i])));
-  }
-  return worst;
+  return worstRelativeError(download(bf.y, n), download(bf.ref, n));
 }
 
 template <typename T, int MR, int CV, int L, bool PF>

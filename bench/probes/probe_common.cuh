@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cmath>
 #include <cstring>
+#include <vector>
 
 #define CK(x)                                                                                      \
   do {                                                                                             \
@@ -80,3 +82,28 @@ template <typename F> double timeGraph(F launch, int copies) {
 template <typename T> const char *dtypeName();
 template <> inline const char *dtypeName<float>() { return "SFloat"; }
 template <> inline const char *dtypeName<__nv_bfloat16>() { return "BFloat"; }
+
+/// `n` elements of device array `p` (float or bfloat16) as floats.
+template <typename T> std::vector<float> download(const T *p, size_t n) {
+  std::vector<T> h(n);
+  CK(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+  std::vector<float> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    if constexpr (sizeof(T) == 4) std::memcpy(&out[i], &h[i], 4);
+    else {
+      unsigned short u;
+      std::memcpy(&u, &h[i], 2);
+      unsigned f = unsigned(u) << 16;
+      std::memcpy(&out[i], &f, 4);
+    }
+  }
+  return out;
+}
+
+/// The largest |got - ref| / (1 + |ref|) over the elements.
+inline double worstRelativeError(const std::vector<float> &got, const std::vector<float> &ref) {
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    worst = std::max(worst, double(std::fabs(got[i] - ref[i])) / (1.0 + std::fabs(ref[i])));
+  return worst;
+}

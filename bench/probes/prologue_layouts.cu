@@ -219,22 +219,6 @@ template <typename T> void release(Buffers<T> &bf) {
   for (T *p : all) CK(cudaFree(p));
 }
 
-template <typename T> std::vector<float> download(const T *p, int n) {
-  std::vector<T> h(n);
-  CK(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
-  std::vector<float> out(n);
-  for (int i = 0; i < n; ++i) {
-    if constexpr (sizeof(T) == 4) std::memcpy(&out[i], &h[i], 4);
-    else {
-      unsigned short u;
-      std::memcpy(&u, &h[i], 2);
-      unsigned f = unsigned(u) << 16;
-      std::memcpy(&out[i], &f, 4);
-    }
-  }
-  return out;
-}
-
 /// Times `launch` and checks its answer on copy 0 against `ref` (the
 /// separate variant's), printing one line.
 template <typename T, typename F>
@@ -243,10 +227,7 @@ void report(const Case &c, const Buffers<T> &bf, const char *variant, int lanes,
   CK(cudaMemset(bf.y, 0, c.N * sizeof(T)));
   launch(0, cudaStream_t(0));
   CK(cudaDeviceSynchronize());
-  std::vector<float> got = download(bf.y, c.N);
-  double worst = 0;
-  for (int i = 0; i < c.N; ++i)
-    worst = std::max(worst, double(std::fabs(got[i] - ref[i])) / (1.0 + std::fabs(ref[i])));
+  double worst = worstRelativeError(download(bf.y, size_t(c.N)), ref);
   double us = timeGraph(launch, bf.copies);
   std::printf("{\"probe\":\"prologue\",\"shape\":\"%s\",\"K\":%d,\"N\":%d,\"dtype\":\"%s\","
               "\"variant\":\"%s\",\"lanes\":%d,\"blocks\":%d,\"us\":%.2f,\"err\":%.2e}\n",
@@ -291,7 +272,7 @@ template <typename T> void run(const Case &c) {
         bf.xn, nullptr, nullptr, bf.w, bf.y, c.K, c.N);
   }
   CK(cudaDeviceSynchronize());
-  std::vector<float> ref = download(bf.y, c.N);
+  std::vector<float> ref = download(bf.y, size_t(c.N));
   if (c.alongK) {
     int full = (c.N + kWarps - 1) / kWarps;
     for (int cap : {32, 8, 2, 1}) {
