@@ -625,6 +625,12 @@ GemvExtents gemvExtents(const Kernel &k) {
 }
 size_t alignTo16(size_t n) { return (n + 15) / 16 * 16; }
 
+/// The column tiles of n columns, `lanes` threads of `cv` columns a tile
+/// (the kernel's `tiles`).
+int64_t columnTiles(int64_t n, int64_t lanes, int64_t cv) {
+  return (n + lanes * cv - 1) / (lanes * cv);
+}
+
 struct GemvTiling {
   int64_t lanes, tiles, splits;
 };
@@ -633,11 +639,11 @@ GemvTiling gemvTiling(const Kernel &k, const GemvExtents &e, int64_t sms) {
   int64_t cv = gemvColumnVector(k);
   int64_t bytes = int64_t(sizeOf(k.operands[1].dtype)) * cv;
   int64_t narrowest = std::clamp<int64_t>(rule.minLaneBytes / bytes, 1, int64_t(kWarpSize));
-  auto tilesOf = [&](int64_t lanes) { return (e.n + lanes * cv - 1) / (lanes * cv); };
   GemvTiling t{int64_t(kWarpSize), 0, 1};
-  while (t.lanes > narrowest && tilesOf(t.lanes) * e.batch < sms * rule.tileBlocksPerSm)
+  while (t.lanes > narrowest &&
+         columnTiles(e.n, t.lanes, cv) * e.batch < sms * rule.tileBlocksPerSm)
     t.lanes /= 2;
-  t.tiles = tilesOf(t.lanes);
+  t.tiles = columnTiles(e.n, t.lanes, cv);
   int64_t blocks = t.tiles * e.batch;
   int64_t run = int64_t(kGemvSlices) * (kWarpSize / t.lanes) * rule.splitLoads;
   int64_t want = sms * rule.splitBlocksPerSm / blocks;
@@ -650,8 +656,7 @@ size_t gemvScratchBytes(const Kernel &k, const LaunchConfig &launch) {
   if (alongK(k) || launch.tileLanes == 0)
     return 0;
   GemvExtents e = gemvExtents(k);
-  int64_t width = int64_t(launch.tileLanes) * gemvColumnVector(k);
-  int64_t tiles = (e.n + width - 1) / width;
+  int64_t tiles = columnTiles(e.n, int64_t(launch.tileLanes), gemvColumnVector(k));
   int64_t splits = tiles && e.batch ? int64_t(launch.grid) / (tiles * e.batch) : 1;
   if (splits <= 1)
     return 0;
