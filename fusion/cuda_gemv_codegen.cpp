@@ -41,6 +41,7 @@
 #include "ops/row_ops.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace cumo {
 
@@ -55,6 +56,8 @@ namespace {
 constexpr uint32_t kGemvBlock = 256;
 constexpr uint32_t kGemvSlices = kGemvBlock / kWarpSize;
 constexpr int64_t kGemvBlocksPerSm = 32;
+/// The blocks an SM must hold at once (the launch bounds' minimum).
+constexpr uint32_t kGemvMinBlocksPerSm = 3;
 /// With a prologue every block of the along-k layout computes the whole
 /// rows again: fewer blocks, each taking more columns.
 constexpr int64_t kGemvPrologueBlocksPerSm = 8;
@@ -76,7 +79,7 @@ void emitEarlyLoads(const std::string &vt, const std::string &when, const std::s
   os += "  if (loaded_early)\n";
   os += "    #pragma unroll\n";
   os += "    for (int q = 0; q < EARLY; ++q) {\n";
-  os += "      const long long at = " + position + ";\n";
+  os += "      const IX at = " + position + ";\n";
   os += "      if (" + inRange + ") early[q] = *reinterpret_cast<const " + vt + " *>(" + address +
         ");\n";
   os += "    }\n";
@@ -120,17 +123,17 @@ int32_t batchAxisOf(const KernelShape &s, int32_t o, int32_t d, int32_t nb) {
 std::string emitBatchDecode(const KernelShape &s, int indent, bool coords) {
   std::string os;
   int32_t nb = batchRank(s);
-  line(os, indent, "long long a_b = P.in0_off, b_b = P.in1_off;");
+  line(os, indent, "IX a_b = P.in0_off, b_b = P.in1_off;");
   if (nb == 0)
     return os;
-  line(os, indent, "long long rest = bi;");
+  line(os, indent, "IX rest = bi;");
   for (int32_t d = nb; d-- > 0;) {
     std::string D = std::to_string(d);
     int32_t da = batchAxisOf(s, 0, d, nb), db = batchAxisOf(s, 1, d, nb);
     std::string ea = da >= 0 ? "P.in0_ext[" + std::to_string(da) + "]" : "1LL";
     std::string eb = db >= 0 ? "P.in1_ext[" + std::to_string(db) + "]" : "1LL";
-    line(os, indent, "const long long e" + D + " = max(" + ea + ", " + eb + ");");
-    line(os, indent, "const long long c" + D + " = rest % e" + D + "; rest /= e" + D + ";");
+    line(os, indent, "const IX e" + D + " = max(" + ea + ", " + eb + ");");
+    line(os, indent, "const IX c" + D + " = rest % e" + D + "; rest /= e" + D + ";");
     if (da >= 0)
       line(os, indent, "if (" + ea + " != 1) a_b += c" + D + " * P.in0_s[" +
                            std::to_string(da) + "];");
@@ -138,7 +141,7 @@ std::string emitBatchDecode(const KernelShape &s, int indent, bool coords) {
       line(os, indent, "if (" + eb + " != 1) b_b += c" + D + " * P.in1_s[" +
                            std::to_string(db) + "];");
     if (coords)
-      line(os, indent, "const long long bc" + D + " = c" + D + ";");
+      line(os, indent, "const IX bc" + D + " = c" + D + ";");
   }
   return os;
 }
@@ -185,16 +188,27 @@ size_t kAxisOf(size_t rank) { return rank >= 2 ? rank - 2 : 0; }
 
 /// The prologue (fusion/prologue.h): row op s.prologueOp over each of the
 /// M rows of operand 0 of this block's product (P.in0 from offset `aBase`:
-/// product `bi` of the batch), a warp a row folding in the row op's own order
-/// (emitRowStats, the row in registers), its results rounded to the
-/// product's class into shared memory `xs` (M x K) at the positions
-/// [lo, hi) of each row this block reads; where `writer` holds, also into
-/// the row op's store (P.pro_out, when the plan keeps one; product bi's
-/// rows from row bi * M). Ends with the block's barrier.
+/// product `bi` of the batch), its results rounded to the product's class
+/// into shared memory `xs` (M x K) at the positions [lo, hi) of each row
+/// this block reads; where `writer` holds, also into the row op's store
+/// (P.pro_out, when the plan keeps one; product bi's rows from row bi * M).
+/// In three steps, each ending with the block's barrier:
+///   1. every thread copies part of the rows into xs as they are;
+///   2. a warp a row folds the statistics from xs in the order the row op's
+///      own kernel folds them (emitRowStats: the same lanes, groups and
+///      tree), so the numbers are its numbers bit for bit, and leaves them
+///      in shared memory;
+///   3. every thread computes part of the elements from them, in place.
+/// Holding the row in registers, as the row kernel does, cost the product
+/// its occupancy (125 registers a thread against 80 without the prologue:
+/// two blocks an SM instead of three) and left seven warps of eight idle
+/// for the elements.
 void emitPrologue(const KernelShape &s, const std::string &aBase, const std::string &bi,
                   const std::string &lo, const std::string &hi, const std::string &writer,
                   std::string &os) {
   std::string t = cType(s.outDtype).str(), a = cType(s.rowAccumulator).str();
+  llvm::SmallVector<const char *, 2> stats = rowStatNames(s.prologueOp);
+  std::string nStats = std::to_string(stats.size());
   auto param = [&](int i) {
     std::string p = "P.in" + std::to_string(i);
     return castExpr(s.outDtype, s.rowAccumulator, p + "[" + p + "_off + j * " + p + "_s[0]]");
@@ -202,34 +216,43 @@ void emitPrologue(const KernelShape &s, const std::string &aBase, const std::str
   os += "  // The prologue: the row op's rows, as its own kernel rounds them.\n";
   os += "  extern __shared__ __align__(16) unsigned char cumo_smem[];\n";
   os += "  " + t + " *const xs = reinterpret_cast<" + t + " *>(cumo_smem);\n";
+  os += "  __shared__ " + a + " pro_stats[MR][" + nStats + "];\n";
   os += "  {\n";
+  os += "  for (IX r = 0; r < M; ++r)\n";
+  os += "    for (IX j = threadIdx.x; j < K; j += blockDim.x)\n";
+  os += "      xs[r * K + j] = P.in0[" + aBase + " + r * a_r + j * a_c];\n";
+  os += "  __syncthreads();\n";
   os += "  constexpr int G = " + std::to_string(s.rowGroup) + ";\n";
-  os += "  constexpr int CACHED = " + std::to_string(s.rowCachedGroups) + ";\n";
-  os += "  const long long n = K, L = 32;\n";
+  os += "  const IX n = K, L = 32;\n";
   os += "  const " + a + " eps = (" + a + ")P.pro_eps;\n";
-  os += "  const long long lo = " + lo + ", hi = " + hi + ";\n";
-  os += "  for (long long r = threadIdx.x >> 5; r < M; r += blockDim.x >> 5) {\n";
-  os += "    const long long base = " + aBase + " + r * a_r;\n";
-  os += "    " + a + " v[CACHED * G];\n";
-  emitCachedGroups("      #pragma unroll\n      for (int e = 0; e < G; ++e)\n"
-                   "        if (g * G + e < n) v[k * G + e] = " +
-                       castExpr(s.outDtype, s.rowAccumulator, "P.in0[base + (g * G + e) * a_c]") +
-                       ";\n",
-                   os);
-  std::string element = emitRowStats(s, s.prologueOp, param(2), param(3), os);
-  std::string store;
+  os += "  for (IX r = threadIdx.x >> 5; r < M; r += blockDim.x >> 5) {\n";
+  os += "    auto load = [&](IX j) -> " + a + " {\n";
+  os += "      return " + castExpr(s.outDtype, s.rowAccumulator, "xs[r * K + j]") + ";\n";
+  os += "    };\n";
+  // The row kernel's folds, reading the row from xs (load) where the row
+  // kernel reads its register cache: the same elements in the same order.
+  KernelShape fromShared = s;
+  fromShared.rowCachedGroups = 0;
+  fromShared.rowWarp = true;
+  std::string element = emitRowStats(fromShared, s.prologueOp, param(2), param(3), os);
+  os += "    (void)eps;\n";
+  os += "    if (lane == 0) {\n";
+  for (size_t i = 0; i < stats.size(); ++i)
+    os += "      pro_stats[r][" + std::to_string(i) + "] = " + stats[i] + ";\n";
+  os += "    }\n  }\n";
+  os += "  __syncthreads();\n";
+  os += "  for (IX r = 0; r < M; ++r) {\n";
+  for (size_t i = 0; i < stats.size(); ++i)
+    os += "    const " + a + " " + stats[i] + " = pro_stats[r][" + std::to_string(i) + "];\n";
+  os += "    for (IX j = " + lo + " + threadIdx.x; j < " + hi + "; j += blockDim.x) {\n";
+  os += "      const " + a + " x = " + castExpr(s.outDtype, s.rowAccumulator, "xs[r * K + j]") +
+        ";\n";
+  os += "      const " + t + " y = " + castExpr(s.rowAccumulator, s.outDtype, element) + ";\n";
+  os += "      xs[r * K + j] = y;\n";
   if (s.prologueStored)
-    store = "        if (P.pro_out && " + writer + ") P.pro_out[P.pro_out_off + (" + bi +
-            " * M + r) * K + j] = y;\n";
-  emitCachedGroups("      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n"
-                   "        const long long j = g * G + e;\n"
-                   "        if (j >= n || j < lo || j >= hi) continue;\n"
-                   "        const " + a + " x = v[k * G + e];\n"
-                   "        const " + t + " y = " +
-                       castExpr(s.rowAccumulator, s.outDtype, element) + ";\n"
-                   "        xs[r * K + j] = y;\n" + store + "      }\n",
-                   os);
-  os += "  }\n  }\n";
+    os += "      if (P.pro_out && " + writer + ") P.pro_out[P.pro_out_off + (" + bi +
+          " * M + r) * K + j] = y;\n";
+  os += "    }\n  }\n  }\n";
   os += "  __syncthreads();\n";
 }
 } // namespace
@@ -282,9 +305,51 @@ int32_t gemvColumnVector(const Kernel &k) {
   return cv;
 }
 
+namespace {
+struct GemvExtents {
+  int64_t batch, m, k, n;
+};
+GemvExtents gemvExtents(const Kernel &k) {
+  const Shape &a = k.operandShapes[0], &b = k.operandShapes[1];
+  GemvExtents e{1, a.size() >= 2 ? a[a.size() - 2] : 1, a.back(), b.size() >= 2 ? b.back() : 1};
+  if (a.size() >= 2 && b.size() >= 2) {
+    // The batch axes broadcast, aligned at their ends.
+    size_t na = a.size() - 2, nb = b.size() - 2;
+    // An extent of one takes the other's, so an empty axis broadcast
+    // with one is empty (not max(0, 1): that launched a product of an
+    // empty batch, whose kernel read its operand's null buffer).
+    for (size_t d = 0; d < std::max(na, nb); ++d) {
+      int64_t ea = d < na ? a[na - 1 - d] : 1, eb = d < nb ? b[nb - 1 - d] : 1;
+      e.batch *= ea == 1 ? eb : ea;
+    }
+  }
+  return e;
+}
+/// Whether every element index of small product `k` stays within 2^30 in
+/// magnitude (room for the sums that step past an end): each operand's
+/// offset plus its strides over its extents, the result's elements and
+/// the prologue's rows (the batch's products times M times K). The split
+/// partials' indices (up to 1024 splits of each) are 64-bit regardless.
+bool gemvIndicesFit(const Kernel &k) {
+  constexpr double kLimit = double(int64_t(1) << 30);
+  for (size_t o = 0; o < 2; ++o) {
+    const IndexExpr &e = k.operands[o].index;
+    const Shape &shape = k.operandShapes[o];
+    double bound = std::fabs(double(e.offset));
+    for (size_t d = 0; d < e.strides.size() && d < shape.size(); ++d)
+      bound += std::fabs(double(e.strides[d])) * double(std::max<int64_t>(shape[d] - 1, 0));
+    if (bound > kLimit)
+      return false;
+  }
+  GemvExtents x = gemvExtents(k);
+  return double(x.batch) * double(x.m) * double(std::max(x.n, x.k)) <= kLimit;
+}
+} // namespace
+
 void analyzeGemv(const Kernel &k, KernelShape &s) {
   const Shape &a = k.operandShapes[0];
   s.gemvRows = gemvRowsOf(k);
+  s.gemvNarrow = gemvIndicesFit(k);
   s.gemvAlongK = alongK(k);
   s.gemvColumns = gemvColumnVector(k);
   // Early loads where the matrix is read in vectors: the thread-per-column
@@ -323,14 +388,20 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   uint32_t block = kGemvBlock;
   if (s.gemvAlongK || s.gemvColumns > 1)
     os += vectorTypeDecl();
-  emitKernelOpening(std::to_string(block), entry, os, /*wait=*/!s.gemvEarlyLoads);
+  // At least three blocks an SM: the tiling gives every SM two tiles and
+  // more (kGemvTilingRule), and a grid that needs a second wave doubles the
+  // time; ptxas keeps a thread to 80 registers for it (a few bytes of
+  // spill around a prologue's square root at the most).
+  emitKernelOpening(std::to_string(block) + ", " + std::to_string(kGemvMinBlocksPerSm), entry, os,
+                    /*wait=*/!s.gemvEarlyLoads);
+  os += std::string("  using IX = ") + (s.gemvNarrow ? "int" : "long long") + ";\n";
   os += "  constexpr int MR = " + std::to_string(s.gemvRows) + ";\n";
-  os += "  const long long K = " + ext(0, ra - 1) + ";\n";
-  os += "  const long long M = " + (ra >= 2 ? ext(0, ra - 2) : "1LL") + ";\n";
-  os += "  const long long N = " + (rb >= 2 ? ext(1, rb - 1) : "1LL") + ";\n";
-  os += "  const long long a_r = " + (ra >= 2 ? stride(0, ra - 2) : "0LL") +
+  os += "  const IX K = " + ext(0, ra - 1) + ";\n";
+  os += "  const IX M = " + (ra >= 2 ? ext(0, ra - 2) : "1LL") + ";\n";
+  os += "  const IX N = " + (rb >= 2 ? ext(1, rb - 1) : "1LL") + ";\n";
+  os += "  const IX a_r = " + (ra >= 2 ? stride(0, ra - 2) : "0LL") +
         ", a_c = " + stride(0, ra - 1) + ";\n";
-  os += "  const long long b_r = " + stride(1, int32_t(kAxisOf(size_t(rb)))) +
+  os += "  const IX b_r = " + stride(1, int32_t(kAxisOf(size_t(rb)))) +
         ", b_c = " + (rb >= 2 ? stride(1, rb - 1) : "0LL") + ";\n";
   // The batch: how many products, each (M, N) of the contiguous result.
   std::string batches = "1LL";
@@ -339,9 +410,9 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
     batches += " * max(" + (da >= 0 ? ext(0, da) : "1LL") + ", " +
                (db >= 0 ? ext(1, db) : "1LL") + ")";
   }
-  os += "  const long long B = " + batches + ";\n";
+  os += "  const IX B = " + batches + ";\n";
   os += "  const " + a + " alpha = (" + a + ")(P.alpha);\n";
-  os += "  const long long lane = threadIdx.x & 31u;\n";
+  os += "  const IX lane = threadIdx.x & 31u;\n";
   // An epilogue's addresses are computed in 64 bits: a product's few
   // rows need no narrow path.
   if (s.hasEpilogue())
@@ -369,14 +440,14 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
     // storing them. (A batch's columns spread over the blocks: fitsPrologue
     // leaves this layout unbatched.)
     std::string vt = "cumo_vec<" + bt + ", " + V + ">";
-    os += "  const long long lanes = P.lanes, per_warp = 32 / lanes;\n";
-    os += "  const long long lane_col = lane / lanes, lane_k = lane & (lanes - 1);\n";
+    os += "  const IX lanes = P.lanes, per_warp = 32 / lanes;\n";
+    os += "  const IX lane_col = lane / lanes, lane_k = lane & (lanes - 1);\n";
     // The warp's first column; the thread's is lane_col past it.
-    os += "  const long long first_base = ((long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * per_warp;\n";
+    os += "  const IX first_base = ((IX)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * per_warp;\n";
     // Early loads: the first vectors of the thread's first column.
     if (s.gemvEarlyLoads)
       emitEarlyLoads(vt, "P.bvec && first_base + lane_col < N",
-                     "lane_k * " + V + " + (long long)q * lanes * " + V, "at < K / " + V + " * " + V,
+                     "lane_k * " + V + " + (IX)q * lanes * " + V, "at < K / " + V + " * " + V,
                      "P.in1 + P.in1_off + (first_base + lane_col) * b_c + at", os);
     if (prologue) {
       if (nb > 0)
@@ -384,23 +455,23 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
                     "[cuda codegen] a prologue on a batch of products read along k");
       emitPrologue(s, "P.in0_off", "0LL", "0LL", "K", "blockIdx.x == 0", os);
     }
-    os += "  const long long col_step = (long long)gridDim.x * (blockDim.x >> 5) * per_warp;\n";
+    os += "  const IX col_step = (IX)gridDim.x * (blockDim.x >> 5) * per_warp;\n";
     // The loop runs on the warp's first column, so that every lane takes
     // the butterfly; a lane past the last column computes the last one
     // again and stores nothing.
-    os += "  for (long long base = first_base; base < B * N; base += col_step) {\n";
+    os += "  for (IX base = first_base; base < B * N; base += col_step) {\n";
     os += "    const bool live = base + lane_col < B * N;\n";
-    os += "    const long long col = live ? base + lane_col : B * N - 1;\n";
-    os += "    const long long bi = col / N, j = col % N;\n";
+    os += "    const IX col = live ? base + lane_col : B * N - 1;\n";
+    os += "    const IX bi = col / N, j = col % N;\n";
     os += emitBatchDecode(s, 4, s.hasEpilogue());
     os += "    " + a + " acc[MR];\n";
     os += "    #pragma unroll\n    for (int r = 0; r < MR; ++r) acc[r] = (" + a + ")0;\n";
-    os += "    const long long bo = b_b + j * b_c;\n";
-    os += "    const long long kv = P.bvec ? K / " + V + " * " + V + " : 0;\n";
+    os += "    const IX bo = b_b + j * b_c;\n";
+    os += "    const IX kv = P.bvec ? K / " + V + " * " + V + " : 0;\n";
     // One vector `w` of the column, at k = q, folded into every row's sums.
     std::string fold = "      #pragma unroll\n"
                        "      for (int e = 0; e < " + V + "; ++e) {\n"
-                       "        const long long p = q + e;\n"
+                       "        const IX p = q + e;\n"
                        "        const " + a + " bv = " + cast(1, "w.e[e]") + ";\n" +
                        step + "      }\n";
     // With a prologue the rows are in shared memory, where the lanes' reads
@@ -423,7 +494,7 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
       fold = "      if (rows_whole) {\n" + whole + "      } else {\n" + fold + "      }\n";
       os += "  const bool rows_whole = K % " + V + " == 0;\n";
     }
-    os += "    long long q = lane_k * " + V + ";\n";
+    os += "    IX q = lane_k * " + V + ";\n";
     if (s.gemvEarlyLoads)
       emitEarlyFolds(vt, "loaded_early && base == first_base", "q", "kv", "lanes * " + V, fold,
                      os);
@@ -433,7 +504,7 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
     os += fold;
     os += "    }\n";
     os += "    #pragma unroll 4\n";
-    os += "    for (long long p = kv + lane_k; p < K; p += lanes) {\n";
+    os += "    for (IX p = kv + lane_k; p < K; p += lanes) {\n";
     os += "        const " + a + " bv = " + cast(1, "P.in1[bo + p]") + ";\n"; // b_r is 1
     os += step;
     os += "    }\n";
@@ -454,7 +525,7 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   // decode step's weights are (k, n) with n of 768 to 3072: tiles of 32
   // lanes would be too few to keep the memory busy, so gemvTiling narrows
   // them first (down to one lane, a thread's vector of a row, the warp on
-  // 32 rows; with a prologue to a row's 32 bytes) and splits k only then.
+  // 32 rows) and splits k only then.
   // The lane rows of a column fold by shuffles and the warps in order
   // through shared memory, a row at a time; with several splits each block
   // leaves its partial in scratch, and the last block of a tile to arrive
@@ -464,31 +535,31 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   std::string slices = std::to_string(kGemvSlices);
   std::string CV = std::to_string(s.gemvColumns), bt = cType(s.operandDtypes[1]).str();
   os += "  constexpr int CV = " + CV + ";\n";
-  os += "  const long long slice = threadIdx.x >> 5;\n";
-  os += "  const long long lanes = P.lanes, width = lanes * CV;\n";
-  os += "  const long long lane_col = lane & (lanes - 1), lane_row = lane / lanes;\n";
-  os += "  const long long k_step = " + slices + " * (32 / lanes);\n";
+  os += "  const IX slice = threadIdx.x >> 5;\n";
+  os += "  const IX lanes = P.lanes, width = lanes * CV;\n";
+  os += "  const IX lane_col = lane & (lanes - 1), lane_row = lane / lanes;\n";
+  os += "  const IX k_step = " + slices + " * (32 / lanes);\n";
   os += "  __shared__ " + a + " part[" + slices + "][32 * CV];\n";
   os += "  __shared__ bool last;\n";
-  os += "  const long long tiles = (N + width - 1) / width;\n";
-  os += "  const long long splits = (long long)gridDim.x / (tiles * B);\n";
-  os += "  const long long tile = (long long)blockIdx.x % tiles;\n";
-  os += "  const long long split = (long long)blockIdx.x / tiles % splits;\n";
-  os += "  const long long bi = (long long)blockIdx.x / tiles / splits;\n";
-  os += "  const long long chunk = (K + splits - 1) / splits;\n";
-  os += "  const long long k0 = split * chunk, k1 = min(K, k0 + chunk);\n";
+  os += "  const IX tiles = (N + width - 1) / width;\n";
+  os += "  const IX splits = (IX)gridDim.x / (tiles * B);\n";
+  os += "  const IX tile = (IX)blockIdx.x % tiles;\n";
+  os += "  const IX split = (IX)blockIdx.x / tiles % splits;\n";
+  os += "  const IX bi = (IX)blockIdx.x / tiles / splits;\n";
+  os += "  const IX chunk = (K + splits - 1) / splits;\n";
+  os += "  const IX k0 = split * chunk, k1 = min(K, k0 + chunk);\n";
   // As gemvScratchBytes lays it out: a counter per tile of each product,
   // then the partials.
   os += "  unsigned int *counters = reinterpret_cast<unsigned int *>(P.scratch);\n";
   os += "  " + a + " *partials = reinterpret_cast<" + a +
         " *>(P.scratch + (B * tiles * 4 + 15) / 16 * 16);\n";
   os += emitBatchDecode(s, 2, s.hasEpilogue());
-  os += "  const long long j0 = tile * width + lane_col * CV;\n";
-  os += "  const long long p0 = k0 + slice * (32 / lanes) + lane_row;\n";
+  os += "  const IX j0 = tile * width + lane_col * CV;\n";
+  os += "  const IX p0 = k0 + slice * (32 / lanes) + lane_row;\n";
   std::string vt = "cumo_vec<" + bt + ", CV>";
   // Early loads: the first vectors of this thread's run of k.
   if (s.gemvEarlyLoads)
-    emitEarlyLoads(vt, "j0 + CV <= N", "p0 + (long long)q * k_step", "at < k1",
+    emitEarlyLoads(vt, "j0 + CV <= N", "p0 + (IX)q * k_step", "at < k1",
                    "P.in1 + b_b + j0 * b_c + at * b_r", os);
   // A block reads its run of k of its product's rows: it normalizes that,
   // the blocks of the first column tile storing it.
@@ -498,7 +569,7 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "  #pragma unroll\n  for (int r = 0; r < MR; ++r)\n";
   os += "    #pragma unroll\n    for (int e = 0; e < CV; ++e) acc[r][e] = (" + a + ")0;\n";
   os += "  if (j0 < N) {\n";
-  os += "    const long long bo = b_b + j0 * b_c;\n";
+  os += "    const IX bo = b_b + j0 * b_c;\n";
   if (s.gemvColumns > 1)
     os += "    const bool whole = j0 + CV <= N;\n";
   // One row p of the run folded into every row's sums, from `w` (CV
@@ -514,7 +585,7 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
       "            acc[r][e] = cumo_ops::wadd(acc[r][e], cumo_ops::wmul(" + cast(0, xAt) +
       ", bv));\n"
       "      }\n";
-  os += "    long long p = p0;\n";
+  os += "    IX p = p0;\n";
   if (s.gemvEarlyLoads)
     emitEarlyFolds(vt, "loaded_early", "p", "k1", "k_step", fold, os);
   // Eight rows in flight a thread: a decode's run is 6 to 24 of them.
@@ -543,13 +614,13 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "    if (lane_row == 0)\n";
   os += "      #pragma unroll\n      for (int e = 0; e < CV; ++e) part[slice][lane_col * CV + e] = acc[r][e];\n";
   os += "    __syncthreads();\n";
-  os += "    const long long j = tile * width + threadIdx.x;\n";
+  os += "    const IX j = tile * width + threadIdx.x;\n";
   os += "    if (threadIdx.x < width && j < N) {\n";
   os += "      " + a + " total = part[0][threadIdx.x];\n";
   os += "      for (int w = 1; w < " + slices +
         "; ++w) total = cumo_ops::wadd(total, part[w][threadIdx.x]);\n";
   os += "      if (splits == 1) {\n" + emitWrite(s, acc, 8) + "      }\n";
-  os += "      else partials[((bi * splits + split) * M + r) * N + j] = total;\n";
+  os += "      else partials[(((long long)bi * splits + split) * M + r) * N + j] = total;\n";
   os += "    }\n";
   os += "    __syncthreads();\n";
   os += "  }\n";
@@ -563,13 +634,13 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "  __threadfence();\n";
   // The splits' partials of the tile's M x width elements, a thread each,
   // their loads unrolled so that they are in flight together.
-  os += "  for (long long t = threadIdx.x; t < M * width; t += blockDim.x) {\n";
-  os += "    const long long r = t / width, j = tile * width + t % width;\n";
+  os += "  for (IX t = threadIdx.x; t < M * width; t += blockDim.x) {\n";
+  os += "    const IX r = t / width, j = tile * width + t % width;\n";
   os += "    if (j >= N) continue;\n";
-  os += "    " + a + " total = __ldcg(partials + ((bi * splits) * M + r) * N + j);\n";
+  os += "    " + a + " total = __ldcg(partials + (((long long)bi * splits) * M + r) * N + j);\n";
   os += "    #pragma unroll 8\n";
-  os += "    for (long long q = 1; q < splits; ++q)\n";
-  os += "      total = cumo_ops::wadd(total, __ldcg(partials + ((bi * splits + q) * M + r) * N + j));\n";
+  os += "    for (IX q = 1; q < splits; ++q)\n";
+  os += "      total = cumo_ops::wadd(total, __ldcg(partials + (((long long)bi * splits + q) * M + r) * N + j));\n";
   os += emitWrite(s, acc, 4);
   os += "  }\n";
   os += "  if (threadIdx.x == 0) counters[bi * tiles + tile] = 0u;\n";
@@ -588,41 +659,22 @@ namespace {
 struct GemvTilingRule {
   int64_t tileBlocksPerSm, minLaneBytes, splitBlocksPerSm, splitLoads;
 };
-/// A plain product: bench/probes/gemv_layouts.cu's answer on the H200
-/// (2026-12-05), which timed every lane count and split side by side on
-/// the decode's shapes: one lane a tile (a thread's 16-byte vector of a
-/// row, the warp's 32 lanes on 32 rows) was fastest or within 10% wherever
-/// it left two blocks an SM, and k split only paid where the tiles were
-/// fewer (the 3072 x 768 projection: 6.65 against 7.01 us in BFloat, with
-/// the partials folded by a thread each; the serial fold before took
-/// 29.9). In the decode the projections went from 11.1 to 9.3 us.
-constexpr GemvTilingRule kGemvPlainRule{2, 8, 4, 4};
-/// With a prologue every block computes the row op again before its loads
-/// (and holds it in registers): the same rule made the decode's
-/// layer_norm products slower (15.3 to 21.9 us for qkv, 15.6 to 22.7 for
-/// fc, BFloat), so these keep the tiles of one block an SM, a row's 32-byte
-/// sector a lane at the least, as measured in the run before.
-constexpr GemvTilingRule kGemvPrologueRule{1, 32, 2, 8};
+/// bench/probes/gemv_layouts.cu's answer on the H200 (2026-12-05), which
+/// timed every lane count and split side by side on the decode's shapes:
+/// one lane a tile (a thread's 16-byte vector of a row, the warp's 32 lanes
+/// on 32 rows) was fastest or within 10% wherever it left two blocks an SM,
+/// and k split only paid where the tiles were fewer (the 3072 x 768
+/// projection: 6.65 against 7.01 us in BFloat, with the partials folded by
+/// a thread each; the serial fold before took 29.9). In the decode the
+/// projections went from 11.1 to 9.3 us.
+///
+/// One rule whether or not the product has a prologue: the tiling fixes the
+/// order of the fold over k, and a product with its row op in its prologue
+/// must give the numbers the two kernels give. (bench/probes/
+/// prologue_layouts.cu, H100, 2026-12-05: the layer_norm products were
+/// fastest at the same lanes as the plain ones.)
+constexpr GemvTilingRule kGemvTilingRule{2, 8, 4, 4};
 
-struct GemvExtents {
-  int64_t batch, m, k, n;
-};
-GemvExtents gemvExtents(const Kernel &k) {
-  const Shape &a = k.operandShapes[0], &b = k.operandShapes[1];
-  GemvExtents e{1, a.size() >= 2 ? a[a.size() - 2] : 1, a.back(), b.size() >= 2 ? b.back() : 1};
-  if (a.size() >= 2 && b.size() >= 2) {
-    // The batch axes broadcast, aligned at their ends.
-    size_t na = a.size() - 2, nb = b.size() - 2;
-    // An extent of one takes the other's, so an empty axis broadcast
-    // with one is empty (not max(0, 1): that launched a product of an
-    // empty batch, whose kernel read its operand's null buffer).
-    for (size_t d = 0; d < std::max(na, nb); ++d) {
-      int64_t ea = d < na ? a[na - 1 - d] : 1, eb = d < nb ? b[nb - 1 - d] : 1;
-      e.batch *= ea == 1 ? eb : ea;
-    }
-  }
-  return e;
-}
 size_t alignTo16(size_t n) { return (n + 15) / 16 * 16; }
 
 /// The column tiles of n columns, `lanes` threads of `cv` columns a tile
@@ -635,7 +687,7 @@ struct GemvTiling {
   int64_t lanes, tiles, splits;
 };
 GemvTiling gemvTiling(const Kernel &k, const GemvExtents &e, int64_t sms) {
-  const GemvTilingRule &rule = k.hasPrologue() ? kGemvPrologueRule : kGemvPlainRule;
+  const GemvTilingRule &rule = kGemvTilingRule;
   int64_t cv = gemvColumnVector(k);
   int64_t bytes = int64_t(sizeOf(k.operands[1].dtype)) * cv;
   int64_t narrowest = std::clamp<int64_t>(rule.minLaneBytes / bytes, 1, int64_t(kWarpSize));

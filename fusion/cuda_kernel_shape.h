@@ -195,6 +195,11 @@ struct KernelShape {
   /// wait for the kernels before it: the matrix is memory no kernel of the
   /// plan writes (Kernel::operandsUnwritten).
   bool gemvEarlyLoads = false;
+  /// Every element index the product computes (its operands', its
+  /// result's, its prologue's rows') fits 32 bits: its index arithmetic is
+  /// in int (IX), which halved the registers 64-bit arithmetic took (126 to
+  /// 80 a thread with a layer_norm prologue: three blocks an SM, not two).
+  bool gemvNarrow = false;
   /// Small products with a prologue (fusion/prologue.h): the row op
   /// (LayerNorm or RmsNorm; Copy: none), laid out as its own kernel would
   /// lay a row (the row fields above, a warp a row), and whether its rows

@@ -202,6 +202,19 @@ std::string emitRowStats(const KernelShape &s, OpKind op, const std::string &gam
   }
 }
 
+llvm::SmallVector<const char *, 2> rowStatNames(OpKind op) {
+  switch (op) {
+  case OpKind::LayerNorm:
+    return {"mean", "sd"};
+  case OpKind::RmsNorm:
+    return {"rms"};
+  case OpKind::Softmax:
+    return {"m", "total"};
+  default:
+    throw Error(ErrorKind::Internal, "[cuda codegen] not a row operation");
+  }
+}
+
 LaunchConfig launchRows(const RowLayout &l, int64_t rows, const DeviceModel &model) {
   int64_t cap = int64_t(std::max(model.smCount, 1)) * 32;
   LaunchConfig c;

@@ -5,6 +5,8 @@
 #include "fusion/cuda_kernel_shape.h"
 #include "ops/row_layout.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 namespace cumo::cudagen {
 
 /// Threads of a block in the warp-per-row layout: eight rows a block.
@@ -28,6 +30,10 @@ void emitCachedGroups(const std::string &body, std::string &os);
 /// The small products' prologue (fusion/prologue.h) folds its rows so too.
 std::string emitRowStats(const KernelShape &s, OpKind op, const std::string &gamma,
                          const std::string &beta, std::string &os);
+/// The names of the statistics emitRowStats leaves for row op `op`'s
+/// result expression (layer_norm: mean, sd; rms_norm: rms; softmax: m,
+/// total): what a caller that computes the elements elsewhere passes on.
+llvm::SmallVector<const char *, 2> rowStatNames(OpKind op);
 /// The launch of `rows` rows laid out as `l`: eight rows a block of 256
 /// threads in the warp layout, else a block of l.lanes threads a row;
 /// rows past the grid's cap loop. (The row programs of

@@ -6,12 +6,13 @@
 // its own that wrote rows for the product to read back (37 of a GPT-2
 // token's kernels).
 //
-// In the product's kernel each block folds the rows' statistics, a warp a
-// row in the order the row op's own kernel folds (ops/row_layout.h: the
-// warp layout with the row in registers), normalizes the rows it reads into
-// shared memory as the row op rounds them, and multiplies from there: the
-// same numbers as the two kernels, bit for bit. The CPU executor runs the
-// row op's reference and then the product's.
+// In the product's kernel each block copies the rows into shared memory,
+// folds their statistics from there, a warp a row in the order the row op's
+// own kernel folds (ops/row_layout.h: the warp layout), normalizes the
+// parts of the rows it reads in place, every thread a share, as the row op
+// rounds them, and multiplies from there. The product tiles k as it would
+// without the prologue: the same numbers as the two kernels, bit for bit.
+// The CPU executor runs the row op's reference and then the product's.
 #pragma once
 
 #include "core/op_kind.h"

@@ -1141,15 +1141,22 @@ TEST_CASE("a small product narrows its tiles to its extents: (k, n) tiles before
     CHECK(batched.tileLanes == 1);
     CHECK(batched.grid == 6 * 2 * 2);
   }
-  // With a prologue each block computes the row op again: tiles of a
-  // row's 32-byte sector a lane at the least, one block an SM.
-  {
-    Plan p = prologuePlan(DType::SFloat, {1, 768, 768, false}, OpKind::LayerNorm, false, false);
-    REQUIRE(p.kernels.back().hasPrologue());
-    LaunchConfig normed = launchConfig(p.kernels.back(), h200());
-    CHECK(normed.tileLanes == 2);
-    CHECK(normed.grid == 96);
-  }
+  // With a prologue, the plain product's tiling: the tiles and splits fix
+  // the order of the fold over k, and the fused kernel must give the two
+  // kernels' numbers.
+  for (DType t : {DType::SFloat, DType::BFloat})
+    for (SmallProductCase c : {SmallProductCase{1, 768, 768, false},
+                               SmallProductCase{1, 768, 2304, false},
+                               SmallProductCase{4, 1024, 40, false}}) {
+      CAPTURE(c.k);
+      CAPTURE(c.n);
+      Plan p = prologuePlan(t, c, OpKind::LayerNorm, false, false);
+      REQUIRE(p.kernels.back().hasPrologue());
+      LaunchConfig normed = launchConfig(p.kernels.back(), h200());
+      LaunchConfig plain = launchOf(t, c.rows, c.k, c.n, h200().smCount);
+      CHECK(normed.tileLanes == plain.tileLanes);
+      CHECK(normed.grid == plain.grid);
+    }
   // Along k, as many lanes a column as k has 16-byte vectors, up to 32:
   // an attention head's 64 floats take 16, its 64 halves 8.
   auto alongOf = [](DType t, int64_t k) {
@@ -2081,6 +2088,56 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
         CHECK(runOnDevice(*p, start) == runOnDevice(late(*p), start));
       }
     }
+  }
+  SUBCASE("a small product with its row op in its prologue gives the two kernels' bits") {
+    WideEmulatedDevice wide(16);
+    // The same rows from the row op's own kernel (kept there because
+    // something else reads them) and then the plain product: the fused
+    // kernel's rows are the row kernel's bit for bit, and its tiling the
+    // plain product's, so the fold over k is in the same order.
+    struct Case {
+      SmallProductCase product;
+      OpKind op;
+    };
+    const Case cases[] = {{{1, 768, 768, false}, OpKind::LayerNorm},
+                          {{1, 300, 520, false}, OpKind::LayerNorm},
+                          {{3, 200, 70, false}, OpKind::RmsNorm},
+                          {{1, 256, 300, true}, OpKind::LayerNorm},
+                          {{2, 100, 33, false}, OpKind::Softmax}};
+    for (DType t : {DType::SFloat, DType::HFloat, DType::BFloat})
+      for (const Case &tc : cases) {
+        const SmallProductCase &c = tc.product;
+        CAPTURE(nameOf(t));
+        CAPTURE(c.rows);
+        CAPTURE(c.k);
+        CAPTURE(c.n);
+        CAPTURE(opName(tc.op));
+        Handle x = wrap(input(t, {c.rows, c.k}, 80));
+        Handle gamma = wrap(input(t, {c.k}, 81));
+        Handle beta = wrap(input(t, {c.k}, 82));
+        Handle w = wrap(input(t, c.transposedW ? Shape{c.n, c.k} : Shape{c.k, c.n}, 83));
+        ArrayHandle wt(w->storageRef(), transposeLayout(w->layout(), {}, "transpose"));
+        Handle rows = wrap(tc.op == OpKind::LayerNorm ? layerNormOp(*x, *gamma, *beta, 1e-5)
+                           : tc.op == OpKind::RmsNorm ? rmsNormOp(*x, *gamma, 1e-3)
+                                                      : softmaxOp(*x));
+        Handle product = wrap(matmulOp("matmul", *rows, c.transposedW ? wt : *w));
+        NodeRef productNode = product->value();
+        Plan fused = planOf({productNode});
+        Plan apart = planOf({productNode, binary(OpKind::Mul, *rows, *rows)});
+        REQUIRE(fused.kernels.back().hasPrologue());
+        for (const Kernel &k : apart.kernels)
+          REQUIRE(!k.hasPrologue());
+        auto productBytes = [&](const Plan &p) {
+          std::vector<std::vector<unsigned char>> after = runOnDevice(p, startingBytes(p));
+          for (size_t i = 0; i < p.buffers.size(); ++i)
+            if (p.buffers[i].role == PlanBuffer::Role::Output &&
+                p.buffers[i].node.get() == productNode.get())
+              return after[i];
+          FAIL("the product is no output of the plan");
+          return std::vector<unsigned char>();
+        };
+        CHECK(productBytes(fused) == productBytes(apart));
+      }
   }
   SUBCASE("small products with an epilogue") {
     WideEmulatedDevice wide(16);
