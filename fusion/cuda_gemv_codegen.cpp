@@ -56,8 +56,15 @@ namespace {
 constexpr uint32_t kGemvBlock = 256;
 constexpr uint32_t kGemvSlices = kGemvBlock / kWarpSize;
 constexpr int64_t kGemvBlocksPerSm = 32;
-/// The blocks an SM must hold at once (the launch bounds' minimum).
+/// The blocks an SM must hold at once (the launch bounds' minimum): the
+/// thread-per-column layout's grid is two to three blocks an SM
+/// (kGemvTilingRule), which three hold in one wave (ptxas then keeps a
+/// thread to 80 registers); the along-k layout's grid is many blocks an SM,
+/// each warp reading a column at a time, so more of them in flight means
+/// more loads in flight: four (64 registers; ptxas, sm_90: 8 bytes of spill
+/// in the LM head with its layer_norm and early loads, none without them).
 constexpr uint32_t kGemvMinBlocksPerSm = 3;
+constexpr uint32_t kGemvAlongKMinBlocksPerSm = 4;
 /// With a prologue every block of the along-k layout computes the whole
 /// rows again: fewer blocks, each taking more columns.
 constexpr int64_t kGemvPrologueBlocksPerSm = 8;
@@ -388,11 +395,9 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   uint32_t block = kGemvBlock;
   if (s.gemvAlongK || s.gemvColumns > 1)
     os += vectorTypeDecl();
-  // At least three blocks an SM: the tiling gives every SM two tiles and
-  // more (kGemvTilingRule), and a grid that needs a second wave doubles the
-  // time; ptxas keeps a thread to 80 registers for it (a few bytes of
-  // spill around a prologue's square root at the most).
-  emitKernelOpening(std::to_string(block) + ", " + std::to_string(kGemvMinBlocksPerSm), entry, os,
+  // A grid that needs a second wave doubles the time (kGemvMinBlocksPerSm).
+  uint32_t minBlocks = s.gemvAlongK ? kGemvAlongKMinBlocksPerSm : kGemvMinBlocksPerSm;
+  emitKernelOpening(std::to_string(block) + ", " + std::to_string(minBlocks), entry, os,
                     /*wait=*/!s.gemvEarlyLoads);
   os += std::string("  using IX = ") + (s.gemvNarrow ? "int" : "long long") + ";\n";
   os += "  constexpr int MR = " + std::to_string(s.gemvRows) + ";\n";
