@@ -1100,6 +1100,23 @@ TEST_CASE("boxes with steps, fixed axes, three axes and nesting") {
   checkSameKernel(p, boxesPlan(31, -2.0));
 }
 
+TEST_CASE("a small product computes its indices in 32 bits where every index fits") {
+  auto sourceOf = [](int64_t k, int64_t n) {
+    Handle x = wrap(input(DType::SFloat, {1, k}, 90));
+    // Generated, so that planning it allocates nothing.
+    Handle w = wrap(seqNode(DType::SFloat, {k, n}, Scalar::ofInt(0), Scalar::ofInt(1)));
+    Plan p = planOf({matmulOp("matmul", *x, *w)});
+    const Kernel &product = p.kernels.back();
+    REQUIRE(isSmallProduct(product));
+    return generateCuda(product, h200()).source;
+  };
+  CHECK(sourceOf(768, 50257).find("using IX = int;") != std::string::npos);
+  // 2^15 x 2^15 + 2^15: the matrix's last element lies past 2^30.
+  std::string wide = sourceOf(32768, 32769);
+  CHECK(wide.find("using IX = long long;") != std::string::npos);
+  CHECK(wide.find("using IX = int;") == std::string::npos);
+}
+
 TEST_CASE("a small product narrows its tiles to its extents: (k, n) tiles before k splits, lanes along a short k") {
   // The launch's lanes across a tile: as many as leave every SM two tiles,
   // down to one (a thread's 16-byte vector of a row); splits of k only
