@@ -13,9 +13,10 @@
 # 3. bench/peers/decode_peers.py --weights on that file: torch eager, torch
 #    with one CUDA graph per token, Hugging Face generate (if importable);
 # 4. for a look inside: the lines that sync (CUMO_SHOW_WARNING) and the
-#    kernel table of CUMO_PROFILE=kernels for bf16 at batch 1, 16 tokens.
+#    kernel table of CUMO_PROFILE=kernels for bf16 at batch 1, 16 tokens;
+# 5. bench/kernel_times: the step's generated kernels each timed alone.
 # Writes OUT_DIR/decode.jsonl (every JSON line), OUT_DIR/decode_full.log, OUT_DIR/decode_table.md,
-# OUT_DIR/decode_sync_lines.txt and OUT_DIR/decode_kernels.txt.
+# OUT_DIR/decode_sync_lines.txt, OUT_DIR/decode_kernels.txt and OUT_DIR/kernel_times.jsonl.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:-bench/out}
@@ -38,5 +39,6 @@ CUMO_SHOW_WARNING=ON CUMO_SHOW_WARNING_ONCE=ON bin/run examples/gpt2_decode.rb -
 CUMO_PROFILE=kernels bin/run examples/gpt2_decode.rb --weights "$weights" --dtype BFloat \
   --tokens 16 > "$out/decode_kernels.txt" 2>&1
 rm -rf "$(dirname "$weights")"
+"${CUMO_BUILD_DIR:-build}/bench/kernel_times" > "$out/kernel_times.jsonl" 2>&1
 bin/run bench/decode_table.rb "$log" > "$out/decode_table.md"
 cat "$out/decode_table.md"

@@ -1,0 +1,414 @@
+// bench/kernel_times.cpp: our generated kernels of a GPT-2 decode step, each
+// timed alone on the GPU, so that a change to the code generator can be
+// judged kernel by kernel in seconds, without the ~4 us of events that
+// CUMO_PROFILE=kernels puts around every launch of a whole decode.
+//
+// Each case builds the plan the engine builds for one of the step's ops
+// (the same fusion: a layer_norm prologue, a bias or residual epilogue),
+// compiles its kernels with NVRTC as the CUDA executor does, and times each
+// kernel as a CUDA graph of 32 launches whose parameter blocks cycle through
+// copies of the largest input (the weight) that together exceed the L2
+// four times, as bench/probes/gemv_layouts.cu times its hand-written
+// kernels: the numbers compare with that probe's. One JSON line a kernel:
+// microseconds a launch (best of 7 replays), the launch shape and the
+// weight's bytes over the time.
+//
+//   . .device/on-device.sh && export CUMO_BUILD_DIR=/tmp/b && bin/run -e 0 &&
+//     /tmp/b/bench/kernel_times [--cases qkv,lm_head]
+//
+// (bin/run -e 0 builds; any build with the CUDA executor has it in bench/).
+#include "core/array.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "fusion/cuda/nvrtc_compiler.h"
+#include "fusion/cuda_codegen.h"
+#include "fusion/lower.h"
+#include "fusion/plan_print.h"
+#include "fusion/schedule.h"
+#include "ops/creation.h"
+#include "ops/elementwise.h"
+#include "ops/layout.h"
+#include "ops/matmul.h"
+#include "ops/row_ops.h"
+#include "ops/shape_ops.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace cumo;
+
+namespace {
+
+using Handle = std::unique_ptr<ArrayHandle>;
+Handle wrap(NodeRef n) { return std::make_unique<ArrayHandle>(std::move(n)); }
+
+void ck(cudaError_t e, const char *what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "kernel_times: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+/// An uploaded array of small values with fractions (a layer_norm of
+/// them is well defined; sums stay finite).
+NodeRef input(DType t, Shape shape, uint64_t seed) {
+  int64_t n = numElements(shape);
+  std::vector<double> values(static_cast<size_t>(n));
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (double &v : values) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    v = double(int64_t((x >> 33) % 2001) - 1000) / 2048;
+  }
+  std::vector<unsigned char> bytes(size_t(n) * sizeOf(t) + 1);
+  dispatchDType(t, [&]<DType D, class T>() {
+    T *p = reinterpret_cast<T *>(bytes.data());
+    for (int64_t i = 0; i < n; ++i)
+      p[i] = T(values[size_t(i)]);
+  });
+  return uploadNode(t, shape, bytes.data());
+}
+
+NodeRef binary(OpKind op, const ArrayHandle &a, const ArrayHandle &b) {
+  return binaryOp(op, Operand::of(a), Operand::of(b));
+}
+NodeRef binary(OpKind op, const ArrayHandle &a, Scalar s) {
+  return binaryOp(op, Operand::of(a), Operand::of(s));
+}
+
+/// The plan a flush of `roots` makes (wrapped nodes and the roots stored).
+Plan planOf(llvm::ArrayRef<NodeRef> roots) {
+  llvm::SmallVector<NodeRef, 32> nodes;
+  collectPending(roots, nodes);
+  llvm::DenseSet<const Node *> rootSet;
+  for (const NodeRef &r : roots)
+    rootSet.insert(r.get());
+  Schedule s = schedule(nodes, [&](const Node *n) {
+    return n->isWrapped() || rootSet.count(n) != 0;
+  });
+  return lower(s);
+}
+
+/// A (k, n) weight, or an (n, k) one used transposed (read along k).
+struct Weight {
+  Handle stored;
+  std::unique_ptr<ArrayHandle> used;
+};
+Weight weight(DType t, int64_t k, int64_t n, bool alongK, uint64_t seed) {
+  Weight w;
+  w.stored = wrap(input(t, alongK ? Shape{n, k} : Shape{k, n}, seed));
+  if (alongK)
+    w.used = std::make_unique<ArrayHandle>(
+        w.stored->storageRef(), transposeLayout(w.stored->layout(), {}, "transpose"));
+  return w;
+}
+const ArrayHandle &used(const Weight &w) { return w.used ? *w.used : *w.stored; }
+
+/// layer_norm(x) @ w + bias, then gelu_tanh when `gelu`: the qkv and fc
+/// products (and without bias, the LM head read along k).
+Plan normedProduct(DType t, int64_t k, int64_t n, bool alongK, bool biased, bool gelu) {
+  Handle x = wrap(input(t, {1, k}, 1));
+  Handle g = wrap(input(t, {k}, 2));
+  Handle b = wrap(input(t, {k}, 3));
+  Weight w = weight(t, k, n, alongK, 4);
+  Handle rows = wrap(layerNormOp(*x, *g, *b, 1e-5));
+  NodeRef product = matmulOp("matmul", *rows, used(w));
+  rows.reset();
+  if (!biased)
+    return planOf({product});
+  Handle p = wrap(product);
+  Handle bias = wrap(input(t, {n}, 5));
+  NodeRef out = binary(OpKind::Add, *p, *bias);
+  p.reset();
+  if (!gelu)
+    return planOf({out});
+  Handle o = wrap(out);
+  NodeRef act = unaryOp(OpKind::GeluTanh, *o);
+  o.reset();
+  return planOf({act});
+}
+
+/// x @ w (+ bias, + residual): the projections, or the plain product.
+Plan plainProduct(DType t, int64_t k, int64_t n, bool alongK, bool residual) {
+  Handle x = wrap(input(t, {1, k}, 6));
+  Weight w = weight(t, k, n, alongK, 7);
+  NodeRef product = matmulOp("matmul", *x, used(w));
+  if (!residual)
+    return planOf({product});
+  Handle p = wrap(product);
+  Handle bias = wrap(input(t, {n}, 8));
+  Handle r = wrap(input(t, {1, n}, 9));
+  Handle biased = wrap(binary(OpKind::Add, *p, *bias));
+  p.reset();
+  NodeRef out = binary(OpKind::Add, *r, *biased);
+  biased.reset();
+  return planOf({out});
+}
+
+/// Each head's query times its keys (stored (context, 64), read along k),
+/// scaled and masked: the scores.
+Plan scores(DType t, int64_t heads, int64_t context, int64_t dim) {
+  Handle q = wrap(input(t, {1, heads, 1, dim}, 10));
+  Handle keys = wrap(input(t, {1, heads, context, dim}, 11));
+  ArrayHandle kt(keys->storageRef(), swapaxesLayout(keys->layout(), 2, 3));
+  Handle p = wrap(matmulOp("matmul", *q, kt));
+  Handle mask = wrap(input(t, {context}, 12));
+  Handle s = wrap(binary(OpKind::Mul, *p, Scalar::ofFloat(0.125)));
+  p.reset();
+  NodeRef out = binary(OpKind::Add, *s, *mask);
+  s.reset();
+  return planOf({out});
+}
+
+/// Each head's softmax of its scores times its values (softmax in the
+/// product's prologue).
+Plan attention(DType t, int64_t heads, int64_t context, int64_t dim) {
+  Handle s = wrap(input(t, {1, heads, 1, context}, 13));
+  Handle values = wrap(input(t, {1, heads, context, dim}, 14));
+  Handle probs = wrap(softmaxOp(*s));
+  NodeRef out = matmulOp("matmul", *probs, *values);
+  probs.reset();
+  return planOf({out});
+}
+
+struct Case {
+  const char *name;
+  std::function<Plan(DType)> plan;
+};
+
+const Case kCases[] = {
+    {"qkv", [](DType t) { return normedProduct(t, 768, 2304, false, true, false); }},
+    {"fc", [](DType t) { return normedProduct(t, 768, 3072, false, true, true); }},
+    {"attn_proj", [](DType t) { return plainProduct(t, 768, 768, false, true); }},
+    {"mlp_proj", [](DType t) { return plainProduct(t, 3072, 768, false, true); }},
+    {"scores", [](DType t) { return scores(t, 12, 1024, 64); }},
+    {"softmax_v", [](DType t) { return attention(t, 12, 1024, 64); }},
+    {"lm_head", [](DType t) { return normedProduct(t, 768, 50257, true, false, false); }},
+    // Without the row op or the consumers: bench/probes/gemv_layouts.cu's.
+    {"plain_768x2304", [](DType t) { return plainProduct(t, 768, 2304, false, false); }},
+    {"plain_3072x768", [](DType t) { return plainProduct(t, 3072, 768, false, false); }},
+    {"plain_lm_head", [](DType t) { return plainProduct(t, 768, 50257, true, false); }},
+};
+
+DeviceModel deviceModel() {
+  cudaDeviceProp prop;
+  ck(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  DeviceModel m;
+  m.name = prop.name;
+  m.smCount = prop.multiProcessorCount;
+  m.ccMajor = prop.major;
+  m.ccMinor = prop.minor;
+  m.l2Bytes = prop.l2CacheSize;
+  return m;
+}
+
+void *deviceAlloc(size_t bytes) {
+  void *p = nullptr;
+  ck(cudaMalloc(&p, std::max<size_t>(bytes, 16)), "cudaMalloc");
+  ck(cudaMemset(p, 0, std::max<size_t>(bytes, 16)), "cudaMemset");
+  return p;
+}
+
+/// Times kernel `ki` of `plan` as described at the top; prints its line.
+void timeKernel(const char *name, DType t, const Plan &plan, size_t ki,
+                const DeviceModel &model) {
+  const Kernel &k = plan.kernels[ki];
+  KernelSource src = generateCuda(k, model);
+  std::string cubin = NvrtcCompiler::get().compileToCubin(src, model.ccMajor, model.ccMinor);
+  cudaLibrary_t lib;
+  cudaKernel_t kernel;
+  ck(cudaLibraryLoadData(&lib, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+     "cudaLibraryLoadData");
+  ck(cudaLibraryGetKernel(&kernel, lib, src.entry.c_str()), "cudaLibraryGetKernel");
+  LaunchConfig launch = launchConfig(k, model);
+
+  // Every buffer on the device; the largest input (the weight) in as many
+  // copies as exceed the L2 four times.
+  size_t nb = plan.buffers.size(), weightBuffer = nb;
+  size_t weightBytes = 0;
+  std::vector<size_t> bytes(nb);
+  for (size_t b = 0; b < nb; ++b) {
+    const PlanBuffer &pb = plan.buffers[b];
+    bytes[b] = pb.role == PlanBuffer::Role::Input ? pb.node->buffer()->bytes()
+                                                  : size_t(pb.elements) * sizeOf(pb.dtype);
+    if (pb.role == PlanBuffer::Role::Input && bytes[b] > weightBytes) {
+      weightBytes = bytes[b];
+      weightBuffer = b;
+    }
+  }
+  int copies = weightBytes ? int(std::clamp<int64_t>(
+                                 (4 * model.l2Bytes + int64_t(weightBytes) - 1) /
+                                     int64_t(weightBytes),
+                                 1, 64))
+                           : 1;
+  std::vector<void *> pointers(nb);
+  std::vector<void *> weightCopies;
+  for (size_t b = 0; b < nb; ++b) {
+    pointers[b] = deviceAlloc(bytes[b]);
+    if (plan.buffers[b].role == PlanBuffer::Role::Input)
+      ck(cudaMemcpy(pointers[b], plan.buffers[b].node->buffer()->data(), bytes[b],
+                    cudaMemcpyHostToDevice),
+         "upload");
+  }
+  if (weightBuffer < nb) {
+    weightCopies.push_back(pointers[weightBuffer]);
+    for (int c = 1; c < copies; ++c) {
+      void *p = deviceAlloc(weightBytes);
+      ck(cudaMemcpy(p, pointers[weightBuffer], weightBytes, cudaMemcpyDeviceToDevice), "copy");
+      weightCopies.push_back(p);
+    }
+  }
+  size_t sb = scratchBytes(k, launch);
+  void *scratch = sb ? deviceAlloc(sb) : nullptr;
+  void *errorWord = deviceAlloc(8);
+  ck(cudaMemset(static_cast<unsigned *>(errorWord) + 1, 0xff, 4), "cudaMemset");
+  std::vector<void *> blocks;
+  for (int c = 0; c < copies; ++c) {
+    if (!weightCopies.empty())
+      pointers[weightBuffer] = weightCopies[size_t(c)];
+    llvm::SmallVector<char, 512> block;
+    packParams(k, launch, pointers, scratch, errorWord, block);
+    void *dev = deviceAlloc(block.size());
+    ck(cudaMemcpy(dev, block.data(), block.size(), cudaMemcpyHostToDevice), "params");
+    blocks.push_back(dev);
+  }
+
+  cudaStream_t s;
+  ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  constexpr int kLaunches = 32;
+  cudaGraph_t graph;
+  ck(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+  for (int i = 0; i < kLaunches; ++i) {
+    void *arg = blocks[size_t(i % copies)];
+    void *args[] = {&arg};
+    ck(cudaLaunchKernel(reinterpret_cast<const void *>(kernel), dim3(launch.grid),
+                        dim3(launch.block), args, launch.sharedBytes, s),
+       src.entry.c_str());
+  }
+  ck(cudaStreamEndCapture(s, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec;
+  ck(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  cudaEvent_t a, z;
+  ck(cudaEventCreate(&a), "cudaEventCreate");
+  ck(cudaEventCreate(&z), "cudaEventCreate");
+  ck(cudaGraphLaunch(exec, s), "cudaGraphLaunch"); // warm: caches, clocks
+  double best = 1e30;
+  for (int rep = 0; rep < 7; ++rep) {
+    ck(cudaEventRecord(a, s), "cudaEventRecord");
+    ck(cudaGraphLaunch(exec, s), "cudaGraphLaunch");
+    ck(cudaEventRecord(z, s), "cudaEventRecord");
+    ck(cudaEventSynchronize(z), "a replay");
+    float ms = 0;
+    ck(cudaEventElapsedTime(&ms, a, z), "cudaEventElapsedTime");
+    best = std::min(best, double(ms) * 1000.0 / kLaunches);
+  }
+  unsigned word[2];
+  ck(cudaMemcpy(word, errorWord, 8, cudaMemcpyDeviceToHost), "error word");
+
+  std::string ops;
+  std::vector<std::string> names = kernelOpNames(k);
+  for (size_t i = 0; i < names.size(); ++i)
+    ops += (i ? ", " : "") + names[i];
+  std::printf("{\"bench\":\"kernel_times\",\"device\":\"%s\",\"case\":\"%s\",\"dtype\":\"%s\","
+              "\"kernel\":%zu,\"kernels\":%zu,\"ops\":\"%s\",\"grid\":%u,\"block\":%u,"
+              "\"lanes\":%u,\"shared_bytes\":%u,\"weight_bytes\":%zu,\"weight_copies\":%d,"
+              "\"us\":%.2f,\"weight_gb_s\":%.0f,\"error_word\":%u}\n",
+              model.name.c_str(), name, std::string(nameOf(t)).c_str(), ki, plan.kernels.size(), ops.c_str(),
+              launch.grid, launch.block, launch.tileLanes, launch.sharedBytes, weightBytes,
+              copies, best, double(weightBytes) / (best * 1e3), word[0]);
+  std::fflush(stdout);
+
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaEventDestroy(a);
+  cudaEventDestroy(z);
+  cudaStreamDestroy(s);
+  for (void *p : blocks)
+    cudaFree(p);
+  for (size_t c = 1; c < weightCopies.size(); ++c)
+    cudaFree(weightCopies[c]);
+  if (!weightCopies.empty())
+    pointers[weightBuffer] = weightCopies[0];
+  for (void *p : pointers)
+    cudaFree(p);
+  cudaFree(scratch);
+  cudaFree(errorWord);
+  cudaLibraryUnload(lib);
+}
+
+/// --dry-run: each case's kernels as the H200 model plans them, compiled,
+/// not run (no GPU needed).
+void describe(const char *name, DType t, const Plan &plan, const DeviceModel &model) {
+  for (size_t ki = 0; ki < plan.kernels.size(); ++ki) {
+    const Kernel &k = plan.kernels[ki];
+    LaunchConfig launch = launchConfig(k, model);
+    NvrtcCompiler::get().compileToCubin(generateCuda(k, model), model.ccMajor, model.ccMinor);
+    std::string ops;
+    std::vector<std::string> names = kernelOpNames(k);
+    for (size_t i = 0; i < names.size(); ++i)
+      ops += (i ? ", " : "") + names[i];
+    std::printf("{\"bench\":\"kernel_times\",\"dry_run\":true,\"device\":\"%s\",\"case\":\"%s\","
+                "\"dtype\":\"%s\",\"kernel\":%zu,\"kernels\":%zu,\"ops\":\"%s\",\"grid\":%u,"
+                "\"block\":%u,\"lanes\":%u,\"shared_bytes\":%u}\n",
+                model.name.c_str(), name, std::string(nameOf(t)).c_str(), ki, plan.kernels.size(),
+                ops.c_str(), launch.grid, launch.block, launch.tileLanes, launch.sharedBytes);
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> wanted;
+  bool dryRun = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--dry-run") {
+      dryRun = true;
+    } else if (arg == "--cases" && i + 1 < argc) {
+      std::string list = argv[++i];
+      for (size_t at = 0; at <= list.size();) {
+        size_t comma = std::min(list.find(',', at), list.size());
+        wanted.push_back(list.substr(at, comma - at));
+        at = comma + 1;
+      }
+    } else {
+      std::fprintf(stderr, "usage: kernel_times [--cases NAME,NAME...] [--dry-run]\n");
+      return 2;
+    }
+  }
+  int count = 0;
+  if (!dryRun && (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)) {
+    std::fprintf(stderr, "kernel_times: no GPU (--dry-run plans and compiles without one)\n");
+    return 1;
+  }
+  // The plans' inputs live on the host: the tool uploads them itself.
+  setCurrentDevice(hostDevice());
+  DeviceModel model = dryRun ? DeviceModel() : deviceModel();
+  try {
+    for (const Case &c : kCases) {
+      if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), c.name) == wanted.end())
+        continue;
+      for (DType t : {DType::SFloat, DType::BFloat}) {
+        Plan plan = c.plan(t);
+        if (dryRun)
+          describe(c.name, t, plan, model);
+        else
+          for (size_t ki = 0; ki < plan.kernels.size(); ++ki)
+            timeKernel(c.name, t, plan, ki, model);
+      }
+    }
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "kernel_times: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
