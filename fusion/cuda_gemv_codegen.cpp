@@ -199,13 +199,18 @@ size_t kAxisOf(size_t rank) { return rank >= 2 ? rank - 2 : 0; }
 /// into shared memory `xs` (M x K) at the positions [lo, hi) of each row
 /// this block reads; where `writer` holds, also into the row op's store
 /// (P.pro_out, when the plan keeps one; product bi's rows from row bi * M).
-/// In three steps, each ending with the block's barrier:
+/// In steps, each ending with the block's barrier:
 ///   1. every thread copies part of the rows into xs as they are;
 ///   2. a warp a row folds the statistics from xs in the order the row op's
-///      own kernel folds them (emitRowStats: the same lanes, groups and
-///      tree), so the numbers are its numbers bit for bit, and leaves them
-///      in shared memory;
+///      own kernel folds them (rowProgram's passes: the same lanes, groups
+///      and tree), so the numbers are its numbers bit for bit, and leaves
+///      them in shared memory (pro_stats);
 ///   3. every thread computes part of the elements from them, in place.
+/// With s.prologueTerms (softmax), step 2 stops before the last pass: every
+/// thread computes a share of that pass's terms (the exponentials) into
+/// shared memory (pro_terms), a warp a row folds those in the row kernel's
+/// order, and the elements are computed from them (elementOfTerm), where
+/// one warp computed every exponential of a row twice.
 /// Holding the row in registers, as the row kernel does, cost the product
 /// its occupancy (125 registers a thread against 80 without the prologue:
 /// two blocks an SM instead of three) and left seven warps of eight idle
@@ -214,16 +219,53 @@ void emitPrologue(const KernelShape &s, const std::string &aBase, const std::str
                   const std::string &lo, const std::string &hi, const std::string &writer,
                   std::string &os) {
   std::string t = cType(s.outDtype).str(), a = cType(s.rowAccumulator).str();
-  llvm::SmallVector<const char *, 2> stats = rowStatNames(s.prologueOp);
-  std::string nStats = std::to_string(stats.size());
   auto param = [&](int i) {
     std::string p = "P.in" + std::to_string(i);
     return castExpr(s.outDtype, s.rowAccumulator, p + "[" + p + "_off + j * " + p + "_s[0]]");
   };
+  RowProgram program = rowProgram(s, s.prologueOp, param(2), param(3));
+  bool terms = s.prologueTerms;
+  // Every statistic's slot in pro_stats, in pass order.
+  llvm::SmallVector<const char *, 4> stats;
+  for (const RowPass &pass : program.passes)
+    stats.append(pass.stats.begin(), pass.stats.end());
+  auto slot = [&](const char *name) {
+    return std::to_string(llvm::find(stats, llvm::StringRef(name)) - stats.begin());
+  };
+  // The folds read the row from shared memory (load) where the row kernel
+  // reads its register cache: the same elements in the same order.
+  KernelShape fromShared = s;
+  fromShared.rowCachedGroups = 0;
+  fromShared.rowWarp = true;
+  // Passes [first, last) a warp a row, reading load(j) = `from`, leaving
+  // their statistics in pro_stats; the earlier passes' read back first.
+  auto warpPasses = [&](size_t first, size_t last, const std::string &from) {
+    os += "  for (IX r = threadIdx.x >> 5; r < M; r += blockDim.x >> 5) {\n";
+    for (size_t p = 0; p < first; ++p)
+      for (const char *name : program.passes[p].stats)
+        os += "    const " + a + " " + name + " = pro_stats[r][" + slot(name) + "];\n";
+    os += "    auto load = [&](IX j) -> " + a + " { return " + from + "; };\n";
+    for (size_t p = first; p < last; ++p)
+      emitRowPass(fromShared, program.passes[p], os);
+    os += "    if (lane == 0) {\n";
+    for (size_t p = first; p < last; ++p)
+      for (const char *name : program.passes[p].stats)
+        os += "      pro_stats[r][" + slot(name) + "] = " + name + ";\n";
+    os += "    }\n  }\n";
+    os += "  __syncthreads();\n";
+  };
+  auto readStats = [&](size_t passes, int indent) {
+    for (size_t p = 0; p < passes; ++p)
+      for (const char *name : program.passes[p].stats)
+        line(os, indent, "const " + a + " " + name + " = pro_stats[r][" + slot(name) + "];");
+  };
+  std::string fromRows = castExpr(s.outDtype, s.rowAccumulator, "xs[r * K + j]");
+
   os += "  // The prologue: the row op's rows, as its own kernel rounds them.\n";
   os += "  extern __shared__ __align__(16) unsigned char cumo_smem[];\n";
   os += "  " + t + " *const xs = reinterpret_cast<" + t + " *>(cumo_smem);\n";
-  os += "  __shared__ " + a + " pro_stats[MR][" + nStats + "];\n";
+  os += "  __shared__ " + a + " pro_stats[MR][" + std::to_string(std::max<size_t>(stats.size(), 1)) +
+        "];\n";
   os += "  {\n";
   os += "  for (IX r = 0; r < M; ++r)\n";
   os += "    for (IX j = threadIdx.x; j < K; j += blockDim.x)\n";
@@ -232,28 +274,39 @@ void emitPrologue(const KernelShape &s, const std::string &aBase, const std::str
   os += "  constexpr int G = " + std::to_string(s.rowGroup) + ";\n";
   os += "  const IX n = K, L = 32;\n";
   os += "  const " + a + " eps = (" + a + ")P.pro_eps;\n";
-  os += "  for (IX r = threadIdx.x >> 5; r < M; r += blockDim.x >> 5) {\n";
-  os += "    auto load = [&](IX j) -> " + a + " {\n";
-  os += "      return " + castExpr(s.outDtype, s.rowAccumulator, "xs[r * K + j]") + ";\n";
-  os += "    };\n";
-  // The row kernel's folds, reading the row from xs (load) where the row
-  // kernel reads its register cache: the same elements in the same order.
-  KernelShape fromShared = s;
-  fromShared.rowCachedGroups = 0;
-  fromShared.rowWarp = true;
-  std::string element = emitRowStats(fromShared, s.prologueOp, param(2), param(3), os);
-  os += "    (void)eps;\n";
-  os += "    if (lane == 0) {\n";
-  for (size_t i = 0; i < stats.size(); ++i)
-    os += "      pro_stats[r][" + std::to_string(i) + "] = " + stats[i] + ";\n";
-  os += "    }\n  }\n";
-  os += "  __syncthreads();\n";
+  os += "  (void)eps;\n";
+  size_t passes = program.passes.size();
+  if (!terms) {
+    warpPasses(0, passes, fromRows);
+  } else {
+    // As gemvLaunch lays the shared memory out: the rows, then the terms
+    // from the next 16-byte boundary.
+    os += "  " + a + " *const pro_terms = reinterpret_cast<" + a +
+          " *>(cumo_smem + ((long long)M * K * sizeof(" + t + ") + 15) / 16 * 16);\n";
+    warpPasses(0, passes - 1, fromRows);
+    os += "  for (IX r = 0; r < M; ++r) {\n";
+    readStats(passes - 1, 4);
+    os += "    for (IX j = threadIdx.x; j < K; j += blockDim.x) {\n";
+    os += "      const " + a + " x = " + fromRows + ";\n";
+    os += "      pro_terms[r * K + j] = " + program.passes.back().term + ";\n";
+    os += "    }\n  }\n";
+    os += "  __syncthreads();\n";
+    RowPass folded = program.passes.back();
+    folded.term = "x";
+    program.passes.back() = folded;
+    warpPasses(passes - 1, passes, "pro_terms[r * K + j]");
+  }
   os += "  for (IX r = 0; r < M; ++r) {\n";
-  for (size_t i = 0; i < stats.size(); ++i)
-    os += "    const " + a + " " + stats[i] + " = pro_stats[r][" + std::to_string(i) + "];\n";
+  readStats(passes, 4);
   os += "    for (IX j = " + lo + " + threadIdx.x; j < " + hi + "; j += blockDim.x) {\n";
-  os += "      const " + a + " x = " + castExpr(s.outDtype, s.rowAccumulator, "xs[r * K + j]") +
-        ";\n";
+  std::string element;
+  if (terms) {
+    os += "      const " + a + " t = pro_terms[r * K + j];\n";
+    element = program.elementOfTerm;
+  } else {
+    os += "      const " + a + " x = " + fromRows + ";\n";
+    element = program.element;
+  }
   os += "      const " + t + " y = " + castExpr(s.rowAccumulator, s.outDtype, element) + ";\n";
   os += "      xs[r * K + j] = y;\n";
   if (s.prologueStored)
@@ -375,7 +428,21 @@ void analyzeGemv(const Kernel &k, KernelShape &s) {
     s.rowWarp = true;
     s.rowGroup = int32_t(l.group);
     s.rowCachedGroups = int32_t(l.cachedGroups);
+    s.prologueTerms = gemvPrologueTerms(k);
   }
+}
+
+bool gemvPrologueTerms(const Kernel &k) {
+  if (!k.hasPrologue())
+    return false;
+  DType t = k.opaqueDtype, acc = rowAccumulator(t);
+  KernelShape types;
+  types.rowAccumulator = acc;
+  if (rowProgram(types, k.prologue.op, "", "").elementOfTerm.empty())
+    return false;
+  GemvExtents e = gemvExtents(k);
+  int64_t elements = e.m * e.k;
+  return elements * int64_t(sizeOf(t) + sizeOf(acc)) + 16 <= kPrologueBytes;
 }
 
 void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
@@ -731,9 +798,15 @@ LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model) {
     c.grid = 0; // an empty result: nothing to launch
     return c;
   }
-  // A prologue's rows live in shared memory (fitsPrologue bounds them).
-  if (k.hasPrologue())
-    c.sharedBytes = uint32_t(e.m * e.k * int64_t(sizeOf(k.opaqueDtype)));
+  // A prologue's rows live in shared memory (fitsPrologue bounds them),
+  // and its terms after them where it keeps them (emitPrologue).
+  if (k.hasPrologue()) {
+    size_t rows = size_t(e.m * e.k) * sizeOf(k.opaqueDtype);
+    c.sharedBytes = uint32_t(gemvPrologueTerms(k)
+                                 ? alignTo16(rows) + size_t(e.m * e.k) *
+                                                         sizeOf(rowAccumulator(k.opaqueDtype))
+                                 : rows);
+  }
   if (alongK(k)) {
     // As many lanes a column as k has vectors (or elements), up to 32.
     int64_t perLane = gemvColumnsAligned(k) ? gemvVector(k.operands[1].dtype) : 1;

@@ -206,6 +206,9 @@ struct KernelShape {
   /// are stored (P.pro_out, which may still be null: optional).
   OpKind prologueOp = OpKind::Copy;
   bool prologueStored = false;
+  /// The prologue's last pass folds terms every thread computed into shared
+  /// memory (gemvPrologueTerms: softmax's exponentials).
+  bool prologueTerms = false;
 
   int32_t basisRank(int32_t b) const { return bases[b].rank; }
   /// An opaque kernel computing elementwise consumers of its result
@@ -424,6 +427,11 @@ bool gemvColumnsAligned(const Kernel &k);
 /// of the small operand would leave a thread more than 32 sums in
 /// registers; else 1.
 int32_t gemvColumnVector(const Kernel &k);
+/// Whether small product `k`'s prologue computes its last pass's terms
+/// with every thread, into shared memory after the rows (its row op's
+/// result is a function of that term, RowProgram::elementOfTerm, and rows
+/// and terms fit kPrologueBytes).
+bool gemvPrologueTerms(const Kernel &k);
 /// The thread-per-column layout's scratch when its launch splits k: a
 /// counter per column tile, then every block's partials (0 when unsplit).
 size_t gemvScratchBytes(const Kernel &k, const LaunchConfig &launch);

@@ -49,13 +49,7 @@ bool groupsAreVectors(const Kernel &k, int64_t group) {
   return true;
 }
 
-/// One pass over the row: `acc` folds `term` (an expression of `x`, the
-/// element in the accumulator) with `op` from `identity`.
-struct Pass {
-  std::string acc, op, identity, term;
-};
-
-void emitFold(const KernelShape &s, const Pass &p, std::string &os) {
+void emitFold(const KernelShape &s, const RowPass &p, std::string &os) {
   std::string a = cType(s.rowAccumulator).str();
   std::string fold = p.acc + " = cumo_k::" + p.op + "()(" + p.acc + ", " + p.term + ");";
   os += "    " + a + " " + p.acc + " = " + p.identity + ";\n";
@@ -179,40 +173,50 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
   os += "  }\n}\n";
 }
 
-std::string emitRowStats(const KernelShape &s, OpKind op, const std::string &gamma,
-                         const std::string &beta, std::string &os) {
+RowProgram rowProgram(const KernelShape &s, OpKind op, const std::string &gamma,
+                      const std::string &beta) {
   std::string a = cType(s.rowAccumulator).str();
+  RowProgram p;
   switch (op) {
   case OpKind::LayerNorm:
-    emitFold(s, {"total", "SumOp", "(" + a + ")0", "x"}, os);
-    os += "    const " + a + " mean = total / (" + a + ")n;\n";
-    emitFold(s, {"squares", "SumOp", "(" + a + ")0", "(x - mean) * (x - mean)"}, os);
-    os += "    const " + a + " sd = cumo_ops::m_sqrt(squares / (" + a + ")n + eps);\n";
-    return "cumo_ops::layer_norm_element(x, mean, sd, " + gamma + ", " + beta + ")";
+    p.passes.push_back({"total", "SumOp", "(" + a + ")0", "x",
+                        "    const " + a + " mean = total / (" + a + ")n;\n", {"mean"}});
+    p.passes.push_back({"squares", "SumOp", "(" + a + ")0", "(x - mean) * (x - mean)",
+                        "    const " + a + " sd = cumo_ops::m_sqrt(squares / (" + a +
+                            ")n + eps);\n",
+                        {"sd"}});
+    p.element = "cumo_ops::layer_norm_element(x, mean, sd, " + gamma + ", " + beta + ")";
+    return p;
   case OpKind::RmsNorm:
-    emitFold(s, {"squares", "SumOp", "(" + a + ")0", "x * x"}, os);
-    os += "    const " + a + " rms = cumo_ops::m_sqrt(squares / (" + a + ")n + eps);\n";
-    return "cumo_ops::rms_norm_element(x, rms, " + gamma + ")";
+    p.passes.push_back({"squares", "SumOp", "(" + a + ")0", "x * x",
+                        "    const " + a + " rms = cumo_ops::m_sqrt(squares / (" + a +
+                            ")n + eps);\n",
+                        {"rms"}});
+    p.element = "cumo_ops::rms_norm_element(x, rms, " + gamma + ")";
+    return p;
   case OpKind::Softmax:
-    emitFold(s, {"m", "MaxOp", "(" + a + ")(0.0 / 0.0)", "x"}, os);
-    emitFold(s, {"total", "SumOp", "(" + a + ")0", "cumo_ops::m_exp(x - m)"}, os);
-    return "cumo_ops::m_exp(x - m) / total";
+    p.passes.push_back({"m", "MaxOp", "(" + a + ")(0.0 / 0.0)", "x", "", {"m"}});
+    p.passes.push_back({"total", "SumOp", "(" + a + ")0", "cumo_ops::m_exp(x - m)", "", {"total"}});
+    p.element = "cumo_ops::m_exp(x - m) / total";
+    // Each element is its exponential, the last pass's term, divided.
+    p.elementOfTerm = "t / total";
+    return p;
   default:
     throw Error(ErrorKind::Internal, "[cuda codegen] not a row operation");
   }
 }
 
-llvm::SmallVector<const char *, 2> rowStatNames(OpKind op) {
-  switch (op) {
-  case OpKind::LayerNorm:
-    return {"mean", "sd"};
-  case OpKind::RmsNorm:
-    return {"rms"};
-  case OpKind::Softmax:
-    return {"m", "total"};
-  default:
-    throw Error(ErrorKind::Internal, "[cuda codegen] not a row operation");
-  }
+void emitRowPass(const KernelShape &s, const RowPass &p, std::string &os) {
+  emitFold(s, p, os);
+  os += p.finish;
+}
+
+std::string emitRowStats(const KernelShape &s, OpKind op, const std::string &gamma,
+                         const std::string &beta, std::string &os) {
+  RowProgram p = rowProgram(s, op, gamma, beta);
+  for (const RowPass &pass : p.passes)
+    emitRowPass(s, pass, os);
+  return p.element;
 }
 
 LaunchConfig launchRows(const RowLayout &l, int64_t rows, const DeviceModel &model) {

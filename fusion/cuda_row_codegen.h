@@ -22,18 +22,34 @@ LaunchConfig rowLaunch(const Kernel &k, const DeviceModel &model);
 /// `body` run for each group the row has; every pass over a cached row is
 /// this loop (the row kernels' and the small products' prologue).
 void emitCachedGroups(const std::string &body, std::string &os);
-/// The folds of row op `op` over the row the lanes hold, laid out as the
-/// row fields of `s` say (in the names emitRowEntry declares: n, G, L,
-/// lane, CACHED and the cache v, or load(j) when the row is not cached;
-/// eps), and the expression of the result at element x (the accumulator's
-/// value) of position j, `gamma` and `beta` spelling the parameters at j.
+/// One pass over a row: `acc` folds `term` (an expression of `x`, the
+/// element in the accumulator) with `op` (a cumo_k functor) from
+/// `identity`, every lane of the row getting the result; then the
+/// statements `finish`, which leave the statistics `stats` (the names the
+/// result's expression reads).
+struct RowPass {
+  std::string acc, op, identity, term, finish;
+  llvm::SmallVector<const char *, 2> stats;
+};
+/// A row op as passes over the row, in order, and the expression of its
+/// result at element x of position j (`gamma` and `beta` spelling the
+/// parameters at j); `elementOfTerm`, where not empty, the same result
+/// from `t`, the last pass's term at the element (softmax: its
+/// exponential).
+struct RowProgram {
+  llvm::SmallVector<RowPass, 2> passes;
+  std::string element, elementOfTerm;
+};
+RowProgram rowProgram(const KernelShape &s, OpKind op, const std::string &gamma,
+                      const std::string &beta);
+/// A pass over the row the lanes hold, laid out as the row fields of `s`
+/// say (in the names emitRowEntry declares: n, G, L, lane, CACHED and the
+/// cache v, or load(j) when the row is not cached; eps).
+void emitRowPass(const KernelShape &s, const RowPass &p, std::string &os);
+/// Every pass of row op `op` (rowProgram), and the result's expression.
 /// The small products' prologue (fusion/prologue.h) folds its rows so too.
 std::string emitRowStats(const KernelShape &s, OpKind op, const std::string &gamma,
                          const std::string &beta, std::string &os);
-/// The names of the statistics emitRowStats leaves for row op `op`'s
-/// result expression (layer_norm: mean, sd; rms_norm: rms; softmax: m,
-/// total): what a caller that computes the elements elsewhere passes on.
-llvm::SmallVector<const char *, 2> rowStatNames(OpKind op);
 /// The launch of `rows` rows laid out as `l`: eight rows a block of 256
 /// threads in the warp layout, else a block of l.lanes threads a row;
 /// rows past the grid's cap loop. (The row programs of

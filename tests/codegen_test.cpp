@@ -1482,9 +1482,17 @@ TEST_CASE("a small product computes its operand's layer_norm, rms_norm or softma
         std::string src = generateCuda(k, h200()).source;
         CHECK(src.find("P.pro_eps") != std::string::npos);
         CHECK((src.find("P.pro_out") != std::string::npos) == pc.held);
-        // The rows live in shared memory the launch asks for.
+        // The rows live in shared memory the launch asks for, and
+        // softmax's exponentials after them (computed by every thread)
+        // where both fit kPrologueBytes; else one warp a row computes them.
+        int64_t elements = std::max<int64_t>(c.rows, 1) * c.k;
+        int64_t rowBytes = elements * int64_t(sizeOf(t));
+        int64_t termBytes = elements * int64_t(sizeOf(rowAccumulator(t)));
+        bool terms = pc.op == OpKind::Softmax && rowBytes + termBytes + 16 <= kPrologueBytes;
+        CHECK(cudagen::gemvPrologueTerms(k) == terms);
+        CHECK((src.find("pro_terms") != std::string::npos) == terms);
         CHECK(launchConfig(k, h200()).sharedBytes ==
-              uint32_t(std::max<int64_t>(c.rows, 1) * c.k * int64_t(sizeOf(t))));
+              uint32_t(terms ? (rowBytes + 15) / 16 * 16 + termBytes : rowBytes));
       }
       compilePlan(p);
     }
@@ -2120,7 +2128,10 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
                           {{1, 300, 520, false}, OpKind::LayerNorm},
                           {{3, 200, 70, false}, OpKind::RmsNorm},
                           {{1, 256, 300, true}, OpKind::LayerNorm},
-                          {{2, 100, 33, false}, OpKind::Softmax}};
+                          {{2, 100, 33, false}, OpKind::Softmax},
+                          // Rows and exponentials past kPrologueBytes in
+                          // single precision: one warp a row computes them.
+                          {{8, 768, 40, false}, OpKind::Softmax}};
     for (DType t : {DType::SFloat, DType::HFloat, DType::BFloat})
       for (const Case &tc : cases) {
         const SmallProductCase &c = tc.product;
@@ -2155,6 +2166,28 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
         };
         CHECK(productBytes(fused) == productBytes(apart));
       }
+    // Attention as a decode step writes it: each head's softmax times its
+    // values, a batch.
+    for (DType t : {DType::SFloat, DType::BFloat}) {
+      CAPTURE(nameOf(t));
+      Handle scores = wrap(input(t, {1, 3, 1, 100}, 84));
+      Handle values = wrap(input(t, {1, 3, 100, 16}, 85));
+      Handle probs = wrap(softmaxOp(*scores));
+      NodeRef out = matmulOp("matmul", *probs, *values);
+      Plan fused = planOf({out});
+      Plan apart = planOf({out, binary(OpKind::Mul, *probs, *probs)});
+      REQUIRE(fused.kernels.back().hasPrologue());
+      REQUIRE(cudagen::gemvPrologueTerms(fused.kernels.back()));
+      auto outBytes = [&](const Plan &p) {
+        std::vector<std::vector<unsigned char>> after = runOnDevice(p, startingBytes(p));
+        for (size_t i = 0; i < p.buffers.size(); ++i)
+          if (p.buffers[i].role == PlanBuffer::Role::Output && p.buffers[i].node.get() == out.get())
+            return after[i];
+        FAIL("the product is no output of the plan");
+        return std::vector<unsigned char>();
+      };
+      CHECK(outBytes(fused) == outBytes(apart));
+    }
   }
   SUBCASE("small products with an epilogue") {
     WideEmulatedDevice wide(16);
