@@ -1,8 +1,15 @@
 #include "core/node.h"
 
+#include "core/error.h"
 #include "core/pending.h"
 
 namespace cumo {
+
+void Node::tooLarge() const {
+  opError(ErrorKind::Argument, std::string(opName(op_)),
+          "the array is too large: shape " + shapeToString(shape_) + " of Cumo::" +
+              std::string(nameOf(dtype_)) + " has more elements or bytes than 2**63");
+}
 
 Node::~Node() {
   // A pending node nobody can reach any more leaves the pending set. (Its

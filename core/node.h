@@ -45,8 +45,13 @@ class Node : public RefCounted<Node> {
 public:
   enum class State : uint8_t { Pending, Materialized };
 
+  /// Throws ArgumentError (naming `op`) where the shape's size or bytes
+  /// overflow int64: every array's shape passes here.
   Node(OpKind op, DType dtype, llvm::ArrayRef<int64_t> shape)
-      : op_(op), dtype_(dtype), shape_(shape.begin(), shape.end()) {}
+      : op_(op), dtype_(dtype), shape_(shape.begin(), shape.end()) {
+    if (!sizeFits(shape, sizeOf(dtype)))
+      tooLarge();
+  }
   ~Node();
   CUMO_FREE_LIST_ALLOCATED(Node)
 
@@ -107,6 +112,7 @@ public:
   uint32_t flushPos = 0;
 
 private:
+  [[noreturn]] void tooLarge() const;
   OpKind op_;
   DType dtype_;
   State state_ = State::Pending;

@@ -1,5 +1,7 @@
 #include "core/shape.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 namespace cumo {
 
 int64_t numElements(llvm::ArrayRef<int64_t> shape) {
@@ -7,6 +9,17 @@ int64_t numElements(llvm::ArrayRef<int64_t> shape) {
   for (int64_t d : shape)
     n *= d;
   return n;
+}
+
+bool sizeFits(llvm::ArrayRef<int64_t> shape, size_t elementBytes) {
+  if (llvm::is_contained(shape, 0))
+    return true; // empty, whatever the other extents
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      return false;
+  int64_t bytes;
+  return !__builtin_mul_overflow(n, int64_t(elementBytes), &bytes);
 }
 
 Strides contiguousStrides(llvm::ArrayRef<int64_t> shape) {

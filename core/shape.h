@@ -20,6 +20,10 @@ inline Shape toShape(llvm::ArrayRef<int64_t> a) { return Shape(a.begin(), a.end(
 /// The number of elements of a shape (1 for a 0-dim shape).
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
 
+/// Whether `shape` of `elementBytes`-byte elements has a size and a byte
+/// count that int64 holds (a shape such as [2**62, 4] wraps to 0).
+bool sizeFits(llvm::ArrayRef<int64_t> shape, size_t elementBytes);
+
 /// Row-major strides of a contiguous array of this shape.
 Strides contiguousStrides(llvm::ArrayRef<int64_t> shape);
 

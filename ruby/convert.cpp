@@ -64,6 +64,10 @@ Shape shapeFromArgs(int argc, const VALUE *argv, const char *op) {
       rb_raise(rb_eArgError, "[%s] size must be non-negative, not %lld", op, d);
     shape.push_back(d);
   }
+  // In elements here; the dtype's bytes are checked where the array is made.
+  if (!sizeFits(shape, 1))
+    rb_raise(rb_eArgError, "[%s] the array is too large: shape %s has more than 2**63 elements",
+             op, shapeToString(shape).c_str());
   return shape;
 }
 
@@ -211,6 +215,10 @@ void store(VALUE v, DType dtype, llvm::ArrayRef<int64_t> shape, char *dst,
     });
     return;
   }
+  // Rows of no elements (an empty Array beside numbers, `[1, []]`, makes
+  // the shape [2, 0]) hold nothing to store.
+  if (numElements(shape) == 0)
+    return;
   int64_t stride = numElements(shape.drop_front()) * int64_t(size);
   if (!RB_TYPE_P(v, T_ARRAY)) {
     // A scalar where a row is expected: it is the row's first element.

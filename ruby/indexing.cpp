@@ -141,6 +141,10 @@ HostArray shapedHostArray(VALUE ary, DType t, llvm::ArrayRef<int64_t> shape,
   HostArray h;
   h.shape = toShape(shape);
   h.bytes.assign(size_t(numElements(shape)) * sizeOf(t), 0);
+  // An empty target (an empty index list selects nothing) takes nothing
+  // of the value (the rows below would write into no memory).
+  if (h.bytes.empty())
+    return h;
   size_t size = sizeOf(t);
   struct Rec {
     static void fill(VALUE v, DType t, llvm::ArrayRef<int64_t> shape, char *dst,

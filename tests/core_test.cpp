@@ -126,6 +126,27 @@ TEST_CASE("broadcastShapes right-aligns, keeps zero extents and 0-dim") {
   CHECK_FALSE(broadcastShapes({2, 3}, {3, 3}).has_value());
 }
 
+TEST_CASE("a shape whose size or bytes pass int64 makes no array") {
+  CHECK(sizeFits({2, 3}, 8));
+  CHECK(sizeFits({}, 8));
+  CHECK(sizeFits({int64_t(1) << 62}, 1));
+  CHECK_FALSE(sizeFits({int64_t(1) << 62}, 2));         // 2**63 bytes
+  CHECK_FALSE(sizeFits({int64_t(1) << 62, 4}, 1));      // 2**64 elements wrap to 0
+  CHECK_FALSE(sizeFits({int64_t(1) << 40, int64_t(1) << 40}, 1));
+  CHECK(sizeFits({0, int64_t(1) << 62, 4}, 8));         // an empty axis: nothing to hold
+  CHECK(sizeFits({int64_t(1) << 62, 4, 0}, 8));
+  // Every array's node checks its shape: the sum of two broadcast views
+  // whose shape would wrap is an ArgumentError naming the op.
+  try {
+    Node n(OpKind::Add, DType::SFloat, {int64_t(1) << 40, int64_t(1) << 40});
+    FAIL("no error");
+  } catch (const Error &e) {
+    CHECK(e.kind() == ErrorKind::Argument);
+    CHECK(e.message().find("[add]") != std::string::npos);
+    CHECK(e.message().find("too large") != std::string::npos);
+  }
+}
+
 TEST_CASE("broadcastsTo only accepts shapes that leave the target unchanged") {
   CHECK(broadcastsTo({}, {3, 4}));
   CHECK(broadcastsTo({4}, {3, 4}));

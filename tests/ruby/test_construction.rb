@@ -159,6 +159,15 @@ class TestConstruction < Minitest::Test
     assert_equal [[1.0, 2.0, 0.0], [3.0, 4.0, 5.0]], Cumo::SFloat[[1, 2], [3, 4, 5]].to_a
   end
 
+  # A number beside an empty Array: rows of no elements, nothing stored
+  # (this wrote through a null pointer once).
+  def test_a_number_beside_an_empty_array_makes_empty_rows
+    assert_equal [2, 0], Cumo::SFloat[1, []].shape
+    assert_equal [[], []], Cumo::Int32[1.5, []].to_a
+    assert_equal [2, 0], Cumo::SFloat[[], 1].shape
+    assert_equal [2, 1, 0], Cumo::DFloat[[[]], 2].shape
+  end
+
   # ---- cast ----------------------------------------------------------------
 
   def test_cast_of_the_same_class_answers_self

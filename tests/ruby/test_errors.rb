@@ -147,6 +147,16 @@ class TestErrors < Minitest::Test
     assert_fails_at_call(ArgumentError, "new") { Cumo::DFloat.new(-1) }
   end
 
+  # A size past int64 wrapped to an empty array once (2**62 * 4 is 0 mod
+  # 2**64); elements that fit but bytes that do not, too.
+  def test_a_size_past_int64
+    assert_fails_at_call(ArgumentError, "new") { Cumo::DFloat.new(2**62, 4) }
+    assert_fails_at_call(ArgumentError, "zeros") { Cumo::SFloat.zeros([2**40, 2**40]) }
+    assert_fails_at_call(ArgumentError, "empty") { Cumo::DFloat.new(2**62) }
+    e = assert_raises(ArgumentError) { Cumo::SFloat.new(3).tile(2**62, 4) }
+    assert_match(/too large: shape \[4611686018427387904,4,3\] of Cumo::SFloat/, e.message)
+  end
+
   private
 
   # `yield` raises `klass` at once, with "[op]" in its message, and leaves

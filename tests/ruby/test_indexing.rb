@@ -70,6 +70,17 @@ class TestIndexing < Minitest::Test
     assert_equal [[3.0, 1.0], [7.0, 5.0], [11.0, 9.0]], @a[true, (3..0).step(-2)].to_a
   end
 
+  # An empty selection takes nothing of a Ruby Array on the right (this
+  # wrote through a null pointer once).
+  def test_an_array_written_into_an_empty_selection_changes_nothing
+    a = Cumo::Int32.new(2, 3).fill(1)
+    a[true, []] = [1, 2]
+    assert_equal [[1, 1, 1], [1, 1, 1]], a.to_a
+    b = Cumo::SFloat.new(2, 3, 4).fill(1)
+    b[0..1, -1, :new, []] = [[5, 6]]
+    assert_equal 24.0, b.sum.to_f
+  end
+
   def test_a_backwards_range_is_empty
     e = @v[3..1]
     assert_equal [0], e.shape
