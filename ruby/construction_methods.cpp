@@ -51,7 +51,7 @@ VALUE eyeMethod(int argc, VALUE *argv, VALUE self) {
   checkFrozen(self, "eye");
   ArrayHandle &a = handleOf(self, "eye");
   Scalar value = NIL_P(velem) ? Scalar::ofInt(1) : scalarFrom(velem, "eye");
-  int64_t offset = NIL_P(vofs) ? 0 : NUM2LL(vofs);
+  int64_t offset = NIL_P(vofs) ? 0 : int64Arg(vofs, "eye", "an offset");
   guarded([&] {
     releaseDeadHandles();
     eyeInto(a, value, offset);
@@ -75,14 +75,24 @@ VALUE eyeClassMethod(int argc, VALUE *argv, VALUE klass) {
 
 // ---- sequences ----------------------------------------------------------------
 
+/// The ends of a linspace or logspace: Ruby numbers (their difference is
+/// taken in Ruby, which would raise without naming the op).
+void requireNumbers(VALUE a, VALUE b, const char *op) {
+  for (VALUE v : {a, b})
+    if (!isRubyScalar(v) || v == Qtrue || v == Qfalse)
+      rb_raise(rb_eTypeError, "[%s] the ends must be numbers, not %" PRIsVALUE, op,
+               rb_obj_class(v));
+}
+
 VALUE linspaceMethod(int argc, VALUE *argv, VALUE klass) {
   VALUE x1, x2, vsize;
   rb_scan_args(argc, argv, "21", &x1, &x2, &vsize);
   classDType(klass, "linspace");
   if (NIL_P(vsize))
     vsize = INT2FIX(100);
+  requireNumbers(x1, x2, "linspace");
   // Numo's arithmetic: (x2 - x1) / (n - 1.0) in Ruby, then seq.
-  double n = NUM2DBL(vsize);
+  double n = double(int64Arg(vsize, "linspace", "a size"));
   VALUE step = rb_funcall(rb_funcall(x2, '-', 1, x1), '/', 1, DBL2NUM(n - 1));
   VALUE obj = rb_funcall(klass, rb_intern("new"), 1, vsize);
   return rb_funcall(obj, rb_intern("seq"), 2, x1, step);
@@ -96,7 +106,8 @@ VALUE logspaceMethod(int argc, VALUE *argv, VALUE klass) {
     vsize = INT2FIX(50);
   if (NIL_P(vbase))
     vbase = DBL2NUM(10.0);
-  double n = NUM2DBL(vsize);
+  requireNumbers(a, b, "logspace");
+  double n = double(int64Arg(vsize, "logspace", "a size"));
   VALUE step = rb_funcall(rb_funcall(b, '-', 1, a), '/', 1, DBL2NUM(n - 1));
   VALUE obj = rb_funcall(klass, rb_intern("new"), 1, vsize);
   return rb_funcall(obj, rb_intern("logseq"), 3, a, step, vbase);

@@ -47,6 +47,58 @@ Scalar scalarFor(VALUE v, DType t, const char *op) {
   return scalarFrom(v, op);
 }
 
+int64_t int64Arg(VALUE v, const char *op, const char *what) {
+  if (FIXNUM_P(v))
+    return int64_t(FIX2LONG(v));
+  if (RB_INTEGER_TYPE_P(v)) {
+    // A Bignum: in range only between 2**62 and 2**63 (or the negatives).
+    if (rb_big_cmp(v, LL2NUM(INT64_MAX)) == INT2FIX(1) ||
+        rb_big_cmp(v, LL2NUM(INT64_MIN)) == INT2FIX(-1))
+      rb_raise(rb_eRangeError, "[%s] %s %" PRIsVALUE " is out of the range of int64", op, what,
+               rb_inspect(v));
+    return int64_t(NUM2LL(v));
+  }
+  if (RB_FLOAT_TYPE_P(v)) {
+    double d = RFLOAT_VALUE(v);
+    // 2**63 itself is not an int64: the bounds are exact doubles.
+    if (!(d > -9223372036854775808.0 - 1.0 && d < 9223372036854775808.0))
+      rb_raise(rb_eRangeError, "[%s] %s %" PRIsVALUE " is not an int64", op, what,
+               rb_inspect(v));
+    return int64_t(d);
+  }
+  rb_raise(rb_eTypeError, "[%s] %s must be an Integer, not %" PRIsVALUE, op, what,
+           rb_obj_class(v));
+}
+
+void appendAxes(VALUE v, llvm::SmallVectorImpl<int64_t> &axes, const char *op, VALUE wrongClass) {
+  if (NIL_P(v))
+    return;
+  if (RB_TYPE_P(v, T_ARRAY)) {
+    for (long i = 0; i < RARRAY_LEN(v); ++i)
+      appendAxes(rb_ary_entry(v, i), axes, op, wrongClass);
+    return;
+  }
+  if (rb_obj_is_kind_of(v, rb_cRange)) {
+    VALUE begin, end;
+    int exclusive;
+    rb_range_values(v, &begin, &end, &exclusive);
+    if (NIL_P(begin) || NIL_P(end))
+      rb_raise(rb_eArgError, "[%s] an axis range needs both ends, not %" PRIsVALUE, op,
+               rb_inspect(v));
+    int64_t first = int64Arg(begin, op, "an axis"), last = int64Arg(end, op, "an axis");
+    // More axes than any array has are a mistake, not a loop to run.
+    if (last - first > 64)
+      rb_raise(rb_eArgError, "[%s] an axis range of more axes than an array has: %" PRIsVALUE,
+               op, rb_inspect(v));
+    for (int64_t a = first; exclusive ? a < last : a <= last; ++a)
+      axes.push_back(a);
+    return;
+  }
+  if (!RB_INTEGER_TYPE_P(v))
+    rb_raise(wrongClass, "[%s] an axis is an Integer, not %" PRIsVALUE, op, rb_obj_class(v));
+  axes.push_back(int64Arg(v, op, "an axis"));
+}
+
 Shape shapeFromArgs(int argc, const VALUE *argv, const char *op) {
   Shape shape;
   const VALUE *items = argv;
@@ -59,7 +111,7 @@ Shape shapeFromArgs(int argc, const VALUE *argv, const char *op) {
     if (!RB_INTEGER_TYPE_P(items[i]) && !RB_FLOAT_TYPE_P(items[i]))
       rb_raise(rb_eTypeError, "[%s] a shape takes Integers, not %" PRIsVALUE, op,
                rb_obj_class(items[i]));
-    long long d = NUM2LL(items[i]);
+    long long d = int64Arg(items[i], op, "a size");
     if (d < 0)
       rb_raise(rb_eArgError, "[%s] size must be non-negative, not %lld", op, d);
     shape.push_back(d);
@@ -75,13 +127,15 @@ namespace {
 
 VALUE cArithSeq = Qnil;
 
-IndexItem rangeItem(VALUE begin, VALUE end, bool exclusive, long step) {
+IndexItem rangeItem(VALUE begin, VALUE end, bool exclusive, int64_t step, const char *op) {
   IndexItem it;
   it.kind = IndexItem::Kind::Range;
   it.hasBegin = !NIL_P(begin);
   it.hasEnd = !NIL_P(end);
   // Fixnum ends (every slice a loop writes) without the Integer() call.
-  auto toInt = [](VALUE v) { return FIXNUM_P(v) ? int64_t(FIX2LONG(v)) : int64_t(NUM2LL(rb_Integer(v))); };
+  auto toInt = [&](VALUE v) {
+    return FIXNUM_P(v) ? int64_t(FIX2LONG(v)) : int64Arg(v, op, "a range's end");
+  };
   if (it.hasBegin)
     it.begin = toInt(begin);
   if (it.hasEnd)
@@ -95,7 +149,7 @@ IndexItem rangeItem(VALUE begin, VALUE end, bool exclusive, long step) {
 
 IndexItem indexItemFrom(VALUE v, const char *op) {
   if (RB_INTEGER_TYPE_P(v) || RB_FLOAT_TYPE_P(v))
-    return IndexItem::integer(NUM2LL(rb_Integer(RB_FLOAT_TYPE_P(v) ? rb_funcall(v, rb_intern("to_i"), 0) : v)));
+    return IndexItem::integer(int64Arg(v, op, "an index"));
   if (v == Qtrue || NIL_P(v))
     return IndexItem::all();
   if (v == Qfalse) {
@@ -129,11 +183,11 @@ IndexItem indexItemFrom(VALUE v, const char *op) {
   int exclusive;
   if (rb_range_values(v, &begin, &end, &exclusive) == Qtrue &&
       rb_obj_is_kind_of(v, rb_cRange))
-    return rangeItem(begin, end, exclusive, 1);
+    return rangeItem(begin, end, exclusive, 1, op);
   if (!NIL_P(cArithSeq) && rb_obj_is_kind_of(v, cArithSeq)) {
     rb_arithmetic_sequence_components_t c;
     rb_arithmetic_sequence_extract(v, &c);
-    return rangeItem(c.begin, c.end, c.exclude_end, NUM2LONG(c.step));
+    return rangeItem(c.begin, c.end, c.exclude_end, int64Arg(c.step, op, "a step"), op);
   }
   rb_raise(rb_eIndexError, "[%s] not allowed type: %" PRIsVALUE, op,
            rb_obj_class(v));

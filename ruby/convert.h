@@ -21,6 +21,19 @@ Scalar scalarFrom(VALUE v, const char *op);
 /// else RangeError.
 Scalar scalarFor(VALUE v, DType t, const char *op);
 
+/// An integer argument (`what`: "an axis", "a size") as int64: a Ruby
+/// Integer, or a finite Float (truncated, as Integer() would); TypeError
+/// naming `op` for another class, RangeError naming it past int64 or for
+/// NaN and infinities.
+int64_t int64Arg(VALUE v, const char *op, const char *what);
+
+/// Axes from an Integer, a Range of them or an Array of either (Numo's
+/// dimension arguments; nil: none), appended to `axes`. Another class
+/// raises `wrongClass` (TypeError or ArgumentError, as the Numo method
+/// does), naming `op`; an endless Range or one of more axes than an array
+/// has, ArgumentError.
+void appendAxes(VALUE v, llvm::SmallVectorImpl<int64_t> &axes, const char *op, VALUE wrongClass);
+
 /// A shape from `new(3, 5)` or `new([3, 5])`.
 Shape shapeFromArgs(int argc, const VALUE *argv, const char *op);
 

@@ -246,7 +246,7 @@ VALUE reshapeMethod(int argc, VALUE *argv, VALUE self) {
   ArrayHandle &a = handleOf(self, "reshape");
   Shape want;
   for (int i = 0; i < argc; ++i)
-    want.push_back(NIL_P(argv[i]) ? -1 : NUM2LL(argv[i]));
+    want.push_back(NIL_P(argv[i]) ? -1 : int64Arg(argv[i], "reshape", "a size"));
   return wrapNode(guarded([&] {
     Shape shape = resolveShape(want, a.size(), "reshape");
     return reshapeNode(a, shape);
@@ -258,7 +258,7 @@ VALUE reshapeBangMethod(int argc, VALUE *argv, VALUE self) {
   checkFrozen(self, "reshape!");
   Shape want;
   for (int i = 0; i < argc; ++i)
-    want.push_back(NIL_P(argv[i]) ? -1 : NUM2LL(argv[i]));
+    want.push_back(NIL_P(argv[i]) ? -1 : int64Arg(argv[i], "reshape!", "a size"));
   guarded([&] {
     Shape shape = resolveShape(want, a.size(), "reshape!");
     if (!a.layout().isContiguous())
@@ -273,7 +273,7 @@ VALUE transposeMethod(int argc, VALUE *argv, VALUE self) {
   ArrayHandle &a = handleOf(self, "transpose");
   llvm::SmallVector<int64_t, 4> axes;
   for (int i = 0; i < argc; ++i)
-    axes.push_back(NUM2LL(argv[i]));
+    axes.push_back(int64Arg(argv[i], "transpose", "an axis"));
   ArrayHandle *h = guarded([&] {
     auto *v = new ArrayHandle(a.storageRef(), transposeLayout(a.layout(), axes, "transpose"));
     v->viewObject = true;

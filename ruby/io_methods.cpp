@@ -50,7 +50,7 @@ VALUE shapeValue(llvm::ArrayRef<int64_t> shape) {
 
 Shape shapeOf(VALUE v, const char *op) {
   if (RB_INTEGER_TYPE_P(v))
-    return Shape{NUM2LL(v)};
+    return Shape{int64Arg(v, op, "a size")};
   if (!RB_TYPE_P(v, T_ARRAY))
     rb_raise(rb_eArgError, "[%s] second argument must be size or shape", op);
   Shape s;
@@ -59,7 +59,7 @@ Shape shapeOf(VALUE v, const char *op) {
     if (!RB_INTEGER_TYPE_P(d))
       rb_raise(rb_eArgError, "[%s] a shape takes Integers, not %" PRIsVALUE, op,
                rb_obj_class(d));
-    s.push_back(NUM2LL(d));
+    s.push_back(int64Arg(d, op, "a size"));
   }
   return s;
 }
@@ -97,7 +97,7 @@ VALUE storeBinaryMethod(int argc, VALUE *argv, VALUE self) {
   if (!RB_TYPE_P(str, T_STRING))
     rb_raise(rb_eTypeError, "[store_binary] expected a String, not %" PRIsVALUE,
              rb_obj_class(str));
-  long long offset = NIL_P(voffset) ? 0 : NUM2LL(voffset);
+  long long offset = NIL_P(voffset) ? 0 : int64Arg(voffset, "store_binary", "an offset");
   if (offset < 0)
     rb_raise(rb_eArgError, "[store_binary] negative offset %lld", offset);
   std::string bytes(RSTRING_PTR(str), size_t(RSTRING_LEN(str)));

@@ -28,24 +28,13 @@ long long integerArg(VALUE v, const char *op, const char *what) {
   if (!RB_INTEGER_TYPE_P(v))
     rb_raise(rb_eArgError, "[%s] %s must be an Integer, not %" PRIsVALUE, op, what,
              rb_obj_class(v));
-  return NUM2LL(v);
+  return int64Arg(v, op, what);
 }
 
 /// Axes from Integers, Ranges and Arrays of them (Numo's dimension
 /// arguments).
 void addAxes(VALUE v, llvm::SmallVectorImpl<int64_t> &axes, const char *op) {
-  if (NIL_P(v))
-    return;
-  if (RB_TYPE_P(v, T_ARRAY)) {
-    for (long i = 0; i < RARRAY_LEN(v); ++i)
-      addAxes(rb_ary_entry(v, i), axes, op);
-    return;
-  }
-  if (rb_obj_is_kind_of(v, rb_cRange)) {
-    addAxes(rb_funcall(v, rb_intern("to_a"), 0), axes, op);
-    return;
-  }
-  axes.push_back(integerArg(v, op, "an axis"));
+  appendAxes(v, axes, op, rb_eArgError);
 }
 
 /// The value of keyword `name` in `opts` (nil when absent); ArgumentError
@@ -143,7 +132,7 @@ VALUE diagonalMethod(int argc, VALUE *argv, VALUE self) {
     if (RB_INTEGER_TYPE_P(argv[i])) {
       if (offset)
         rb_raise(rb_eArgError, "[diagonal] offset is given twice");
-      offset = NUM2LL(argv[i]);
+      offset = int64Arg(argv[i], "diagonal", "an offset");
     } else if (RB_TYPE_P(argv[i], T_ARRAY)) {
       if (axes)
         rb_raise(rb_eArgError, "[diagonal] axes-array is given twice");
@@ -169,7 +158,7 @@ VALUE splitWith(VALUE self, VALUE arg, int64_t axis, const char *op) {
     arg = rb_funcall(arg, rb_intern("to_a"), 0);
   std::vector<Layout> parts;
   if (RB_INTEGER_TYPE_P(arg)) {
-    int64_t n = NUM2LL(arg);
+    int64_t n = int64Arg(arg, op, "a number of parts");
     parts = guarded([&] { return splitLayouts(a.layout(), n, axis, op); });
   } else if (RB_TYPE_P(arg, T_ARRAY)) {
     llvm::SmallVector<int64_t, 8> at;
@@ -215,12 +204,15 @@ VALUE repeatMethod(int argc, VALUE *argv, VALUE self) {
   if (!NIL_P(vaxis)) {
     if (!RB_INTEGER_TYPE_P(vaxis))
       rb_raise(rb_eArgError, "[repeat] invalid axis: %" PRIsVALUE, rb_inspect(vaxis));
-    axis = NUM2LL(vaxis);
+    axis = int64Arg(vaxis, "repeat", "an axis");
   }
   if (RB_INTEGER_TYPE_P(arg)) {
-    int64_t n = NUM2LL(arg);
+    int64_t n = int64Arg(arg, "repeat", "a repetition count");
     return wrapNode(guarded([&] { return repeatNode(a, n, axis); }));
   }
+  if (!RB_TYPE_P(arg, T_ARRAY) && !isNArray(arg))
+    rb_raise(rb_eTypeError, "[repeat] repeats takes an Integer, an Array or an NArray, not %" PRIsVALUE,
+             rb_obj_class(arg));
   VALUE list = rb_funcall(arg, rb_intern("to_a"), 0);
   Check_Type(list, T_ARRAY);
   llvm::SmallVector<int64_t, 8> counts;

@@ -23,21 +23,7 @@ struct ReduceArgs {
 };
 
 void addAxes(VALUE v, ReduceArgs &args, const char *op) {
-  if (NIL_P(v))
-    return;
-  if (RB_TYPE_P(v, T_ARRAY)) {
-    for (long i = 0; i < RARRAY_LEN(v); ++i)
-      addAxes(rb_ary_entry(v, i), args, op);
-    return;
-  }
-  if (rb_obj_is_kind_of(v, rb_cRange)) {
-    addAxes(rb_funcall(v, rb_intern("to_a"), 0), args, op);
-    return;
-  }
-  if (!RB_INTEGER_TYPE_P(v))
-    rb_raise(rb_eTypeError, "[%s] an axis is an Integer, not %" PRIsVALUE, op,
-             rb_obj_class(v));
-  args.axes.push_back(NUM2LL(v));
+  appendAxes(v, args.axes, op, rb_eTypeError);
 }
 
 /// The axes and keywords of a reduction method. `nan:` is taken by the

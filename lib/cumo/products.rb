@@ -13,7 +13,7 @@ module Cumo
       when NArray then b
       when Array then NArray[*b]
       when Numeric then NArray[b][0]
-      else raise TypeError, "#{op}: expected an NArray, an Array or a number, not #{b.class}"
+      else raise TypeError, "[#{op}] expected an NArray, an Array or a number, not #{b.class}"
       end
     end
 
@@ -29,14 +29,14 @@ module Cumo
       b = NArray.operand(b, :outer)
       return self[false, :new] * (b.ndim.zero? ? b : b[false, :new, true]) if axis.nil?
 
-      raise TypeError, "outer: axis must be an Integer, not #{axis.class}" unless axis.is_a?(Integer)
+      raise TypeError, "[outer] axis must be an Integer, not #{axis.class}" unless axis.is_a?(Integer)
 
       # As Numo: the axis counts in self's axes, then from the end of the
       # longer operand's, and must exist in the shorter one.
       low, high = [ndim, b.ndim].minmax
       own = axis.negative? ? axis + ndim : axis
       at = own - high
-      raise ArgumentError, "outer: axis=#{axis} is out of range for #{ndim}-d and #{b.ndim}-d operands" if own.negative? || own >= ndim || at < -low
+      raise ArgumentError, "[outer] axis=#{axis} is out of range for #{ndim}-d and #{b.ndim}-d operands" if own.negative? || own >= ndim || at < -low
 
       a_index = [true] * ndim
       a_index.insert(at + ndim + 1, :new)

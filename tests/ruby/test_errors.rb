@@ -147,6 +147,29 @@ class TestErrors < Minitest::Test
     assert_fails_at_call(ArgumentError, "new") { Cumo::DFloat.new(-1) }
   end
 
+  # Integer arguments past int64, NaN, endless or huge axis ranges and
+  # wrong classes name the op (they raised Ruby's own RangeError, or a
+  # NoMethodError from inside repeat, without it).
+  def test_integer_arguments_out_of_range_name_the_op
+    assert_fails_at_call(RangeError, "sum", @a) { @a.sum(axis: 2**70) }
+    assert_fails_at_call(RangeError, "reshape", @a) { @a.reshape(2**64, 1) }
+    assert_fails_at_call(RangeError, "transpose", @a) { @a.transpose(2**65, 0) }
+    assert_fails_at_call(RangeError, "[]", @a) { @a[Float::NAN, 0] }
+    assert_fails_at_call(RangeError, "[]", @v) { @v[0..2**70] }
+    assert_fails_at_call(RangeError, "repeat", @a) { @a.repeat(2, axis: 2**64) }
+    assert_fails_at_call(TypeError, "repeat", @a) { @a.repeat(Float::NAN) }
+    assert_fails_at_call(RangeError, "new") { Cumo::DFloat.new(Float::NAN) }
+    assert_fails_at_call(ArgumentError, "max", @a) { @a.max(axis: 0..) }
+    assert_fails_at_call(ArgumentError, "sum", @a) { @a.sum(axis: 0..2**40) }
+    assert_fails_at_call(ArgumentError, "flip", @a) { @a.flip(0..) }
+    assert_fails_at_call(TypeError, "linspace") { Cumo::DFloat.linspace("a", 1, 3) }
+    assert_fails_at_call(TypeError, "linspace") { Cumo::DFloat.linspace(0, 1, "3") }
+    assert_fails_at_call(TypeError, "kron", @a) { @a.kron({}) }
+    # Ranges of axes still work, both ends given.
+    assert_equal 15.0, @a.sum(axis: 0..1).to_f
+    assert_equal [3.0, 12.0], @a.sum(axis: 1...2).to_a
+  end
+
   # A size past int64 wrapped to an empty array once (2**62 * 4 is 0 mod
   # 2**64); elements that fit but bytes that do not, too.
   def test_a_size_past_int64
