@@ -214,7 +214,9 @@ VALUE repeatMethod(int argc, VALUE *argv, VALUE self) {
     rb_raise(rb_eTypeError, "[repeat] repeats takes an Integer, an Array or an NArray, not %" PRIsVALUE,
              rb_obj_class(arg));
   VALUE list = rb_funcall(arg, rb_intern("to_a"), 0);
-  Check_Type(list, T_ARRAY);
+  if (!RB_TYPE_P(list, T_ARRAY))
+    rb_raise(rb_eTypeError, "[repeat] repeats' to_a is no Array but %" PRIsVALUE,
+             rb_obj_class(list));
   llvm::SmallVector<int64_t, 8> counts;
   for (long i = 0; i < RARRAY_LEN(list); ++i)
     counts.push_back(integerArg(rb_ary_entry(list, i), "repeat", "a repetition count"));
@@ -264,7 +266,9 @@ std::vector<const ArrayHandle *> partHandles(VALUE parts, DType t, VALUE keep,
 }
 
 VALUE joinClass(VALUE klass, VALUE parts, JoinKind kind, int64_t axis, const char *op) {
-  Check_Type(parts, T_ARRAY);
+  if (!RB_TYPE_P(parts, T_ARRAY))
+    rb_raise(rb_eTypeError, "[%s] takes an Array of arrays, not %" PRIsVALUE, op,
+             rb_obj_class(parts));
   DType t;
   if (klass == cNArray)
     t = arrayType(parts, op);

@@ -100,6 +100,20 @@ class TestBadInputFuzz < Minitest::Test
     end
   end
 
+  def test_module_functions
+    rng = Random.new(4)
+    targets = Cumo::NMath.singleton_methods.sort.map { |m| [Cumo::NMath, m] } +
+              %i[concatenate stack vstack hstack dstack column_stack cast].map { |m| [Cumo::NArray, m] }
+    1000.times do
+      mod, m = targets.sample(random: rng)
+      args = Array.new(rng.rand(0..3)) { rng.rand < 0.2 ? [array(rng), array(rng)] : argument(rng) }
+      check_call("#{mod}.#{m}(#{args.map { |x| describe(x) }.join(', ')})", m) do
+        r = mod.public_send(m, *args)
+        r.to_a if r.is_a?(Cumo::NArray) && r.size < 10_000
+      end
+    end
+  end
+
   def test_indexing_and_writes
     rng = Random.new(3)
     values = [1, 1.5, nil, "x", [1, 2], [[1, 2, 3]], Cumo::SFloat[1, 2], Cumo::DFloat.new(2, 3).seq,

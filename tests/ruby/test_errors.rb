@@ -165,6 +165,7 @@ class TestErrors < Minitest::Test
     assert_fails_at_call(TypeError, "linspace") { Cumo::DFloat.linspace("a", 1, 3) }
     assert_fails_at_call(TypeError, "linspace") { Cumo::DFloat.linspace(0, 1, "3") }
     assert_fails_at_call(TypeError, "kron", @a) { @a.kron({}) }
+    assert_fails_at_call(TypeError, "vstack", @a) { Cumo::NArray.vstack(@a) }
     # Ranges of axes still work, both ends given.
     assert_equal 15.0, @a.sum(axis: 0..1).to_f
     assert_equal [3.0, 12.0], @a.sum(axis: 1...2).to_a
