@@ -51,7 +51,8 @@ int64_t int64Arg(VALUE v, const char *op, const char *what) {
   if (FIXNUM_P(v))
     return int64_t(FIX2LONG(v));
   if (RB_INTEGER_TYPE_P(v)) {
-    // A Bignum: in range only between 2**62 and 2**63 (or the negatives).
+    // A Bignum: past the Fixnums, and in int64 only up to 2**63 - 1 (down
+    // to -2**63).
     if (rb_big_cmp(v, LL2NUM(INT64_MAX)) == INT2FIX(1) ||
         rb_big_cmp(v, LL2NUM(INT64_MIN)) == INT2FIX(-1))
       rb_raise(rb_eRangeError, "[%s] %s %" PRIsVALUE " is out of the range of int64", op, what,
@@ -60,8 +61,9 @@ int64_t int64Arg(VALUE v, const char *op, const char *what) {
   }
   if (RB_FLOAT_TYPE_P(v)) {
     double d = RFLOAT_VALUE(v);
-    // 2**63 itself is not an int64: the bounds are exact doubles.
-    if (!(d > -9223372036854775808.0 - 1.0 && d < 9223372036854775808.0))
+    // -2**63 is an int64 and 2**63 is not; both are exact doubles. NaN
+    // fails both tests.
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
       rb_raise(rb_eRangeError, "[%s] %s %" PRIsVALUE " is not an int64", op, what,
                rb_inspect(v));
     return int64_t(d);
@@ -87,7 +89,7 @@ void appendAxes(VALUE v, llvm::SmallVectorImpl<int64_t> &axes, const char *op, V
                rb_inspect(v));
     int64_t first = int64Arg(begin, op, "an axis"), last = int64Arg(end, op, "an axis");
     // More axes than any array has are a mistake, not a loop to run.
-    if (last - first > 64)
+    if (double(last) - double(first) > 64)
       rb_raise(rb_eArgError, "[%s] an axis range of more axes than an array has: %" PRIsVALUE,
                op, rb_inspect(v));
     for (int64_t a = first; exclusive ? a < last : a <= last; ++a)
