@@ -76,6 +76,10 @@ public:
   void reshapeInPlace(llvm::ArrayRef<int64_t> shape);
 
   bool frozen = false;
+  /// Numo's inplace flag (`inplace`, `inplace!`): an arithmetic op on this
+  /// receiver writes its result into these elements where the result has
+  /// their class and shape (ruby/ recordInto).
+  bool inplace = false;
   /// Made as a view object (see isView); writes through a whole view still
   /// replace the storage's value, as writes through any view reach it.
   bool viewObject = false;

@@ -46,14 +46,17 @@ VALUE mathCall(OpKind op, int module, const VALUE *args, int n) {
   OperandHolder h[2];
   for (int i = 0; i < n; ++i)
     prepareOperand(h[i], args[i], t, fn);
-  NodeRef r = guarded([&] {
-    releaseDeadHandles();
+  auto compute = [&] {
     llvm::SmallVector<Operand, 2> operands;
     for (int i = 0; i < n; ++i)
       operands.push_back(finishOperand(h[i]));
     return mathOp(op, t, operands);
-  });
-  return wrapNode(std::move(r));
+  };
+  // The first argument carrying Numo's inplace flag takes the result.
+  for (int i = 0; i < n; ++i)
+    if (isNArray(args[i]) && handleOf(args[i], fn).inplace)
+      return recordInto(args[i], handleOf(args[i], fn), fn, compute);
+  return recordNode(compute);
 }
 
 template <OpKind Op, int Module> VALUE math1(VALUE, VALUE x) {
@@ -123,11 +126,7 @@ template <int Module> void defineMathFunctions(VALUE mod) {
 
 template <NodeRef (*F)(const ArrayHandle &)> VALUE unaryMethod(VALUE self) {
   ArrayHandle &a = handleOf(self, "math");
-  NodeRef n = guarded([&] {
-    releaseDeadHandles();
-    return F(a);
-  });
-  return wrapNode(std::move(n));
+  return recordInto(self, a, "math", [&] { return F(a); });
 }
 
 template <OpKind Op> VALUE predicateMethod(VALUE self) {

@@ -28,12 +28,13 @@ template <OpKind Op> VALUE binaryMethod(VALUE self, VALUE other) {
   ArrayHandle &a = handleOf(self, name);
   OperandHolder b;
   prepareOperand(b, other, a.dtype(), name);
-  return recordNode([&] { return binaryOp(Op, Operand::of(a), finishOperand(b)); });
+  return recordInto(self, a, name, [&] { return binaryOp(Op, Operand::of(a), finishOperand(b)); });
 }
 
 template <OpKind Op> VALUE unaryMethod(VALUE self) {
-  ArrayHandle &a = handleOf(self, opName(Op).data());
-  return recordNode([&] { return unaryOp(Op, a); });
+  const char *name = opName(Op).data();
+  ArrayHandle &a = handleOf(self, name);
+  return recordInto(self, a, name, [&] { return unaryOp(Op, a); });
 }
 
 VALUE plusSelf(VALUE self) { return self; }
@@ -112,6 +113,34 @@ VALUE bracketMethod(int argc, VALUE *argv, VALUE klass) {
   else
     t = selfDType(klass, "[]");
   return castTo(ary, t, "[]");
+}
+
+// ---- Numo's inplace flag ------------------------------------------------
+
+/// A view of the receiver's elements carrying the flag (Numo's `inplace`).
+VALUE inplaceMethod(VALUE self) {
+  checkFrozen(self, "inplace");
+  ArrayHandle &a = handleOf(self, "inplace");
+  ArrayHandle *h = guarded([&] {
+    auto *v = new ArrayHandle(a.storageRef(), a.layout());
+    v->viewObject = true;
+    v->inplace = true;
+    return v;
+  });
+  return wrapHandle(h);
+}
+
+VALUE inplaceBangMethod(VALUE self) {
+  checkFrozen(self, "inplace!");
+  handleOf(self, "inplace!").inplace = true;
+  return self;
+}
+
+VALUE inplaceQueryMethod(VALUE self) { return handleOf(self, "inplace?").inplace ? Qtrue : Qfalse; }
+
+VALUE outOfPlaceBangMethod(VALUE self) {
+  handleOf(self, "out_of_place!").inplace = false;
+  return self;
 }
 
 // ---- in-place fills (they answer self, as Numo's do) --------------------
@@ -396,6 +425,12 @@ void initNArrayMethods() {
   rb_define_singleton_method(cNArray, "cast", Fn(castMethod), 1);
   rb_define_singleton_method(cNArray, "[]", Fn(bracketMethod), -1);
   rb_define_singleton_method(cNArray, "srand", Fn(srandMethod), -1);
+
+  rb_define_method(cNArray, "inplace", Fn(inplaceMethod), 0);
+  rb_define_method(cNArray, "inplace!", Fn(inplaceBangMethod), 0);
+  rb_define_method(cNArray, "inplace?", Fn(inplaceQueryMethod), 0);
+  rb_define_method(cNArray, "out_of_place!", Fn(outOfPlaceBangMethod), 0);
+  rb_define_alias(cNArray, "not_inplace!", "out_of_place!");
 
   rb_define_method(cNArray, "fill", Fn(fillMethod), 1);
   rb_define_method(cNArray, "seq", Fn(seqMethod), -1);

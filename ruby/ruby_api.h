@@ -8,6 +8,7 @@
 #include "core/array.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "ops/creation.h"
 
 #include <ruby.h>
 // ruby.h redefines memcpy as a macro, which breaks std::memcpy in headers
@@ -163,6 +164,29 @@ template <class F> VALUE recordNode(F &&f) {
     return new ArrayHandle(f());
   });
   return wrapHandle(h);
+}
+
+/// recordNode for an op on receiver `self` (handle `a`) that may carry
+/// Numo's inplace flag: where it does and the result has the receiver's
+/// class and shape, the result is written into the receiver's elements (a
+/// view's reach its base) and the receiver answered, as Numo's ops answer
+/// their inplace operand; otherwise a new array.
+template <class F> VALUE recordInto(VALUE self, ArrayHandle &a, const char *op, F &&f) {
+  if (!a.inplace)
+    return recordNode(std::forward<F>(f));
+  a.frozen = OBJ_FROZEN(self);
+  bool wrote = false;
+  ArrayHandle *h = guarded([&]() -> ArrayHandle * {
+    releaseDeadHandles();
+    NodeRef n = f();
+    if (n->dtype() == a.dtype() && n->shape() == a.shape()) {
+      assignValue(a, n, op);
+      wrote = true;
+      return nullptr;
+    }
+    return new ArrayHandle(std::move(n));
+  });
+  return wrote ? self : wrapHandle(h);
 }
 
 // Initializers of the extension's parts.

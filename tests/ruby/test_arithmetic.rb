@@ -252,6 +252,60 @@ class TestArithmetic < Minitest::Test
     assert_equal true, Cumo::DFloat[1, 2] != Cumo::DFloat[1, 3]
   end
 
+  # ---- inplace (Numo's flag) -------------------------------------------------
+
+  def test_an_op_on_an_inplace_view_writes_into_the_array_and_answers_the_view
+    a = Cumo::DFloat[1, 2, 3]
+    b = a.inplace
+    assert b.inplace?
+    refute a.inplace?
+    assert_same b, b + 1
+    assert_equal [2.0, 3.0, 4.0], a.to_a
+    assert_same b, -b
+    assert_equal [-2.0, -3.0, -4.0], a.to_a
+  end
+
+  def test_inplace_bang_flags_the_receiver_until_out_of_place
+    a = Cumo::SFloat[1, 2]
+    assert_same a, a.inplace!
+    assert_same a, a * 3
+    assert_same a, Cumo::NMath.sqrt(a)
+    assert_in_delta 3.0**0.5, a[0].to_f, 1e-6
+    a.out_of_place!
+    refute a.inplace?
+    b = a + 1
+    refute_same a, b
+    a.inplace!
+    a.not_inplace!
+    refute a.inplace?
+  end
+
+  def test_an_inplace_view_of_part_writes_into_that_part
+    a = Cumo::Int32[1, 2, 3, 4]
+    a[1..2].inplace * 10
+    assert_equal [1, 20, 30, 4], a.to_a
+  end
+
+  # Numo answers a new array where the result's class or shape differs.
+  def test_a_result_of_another_class_or_shape_is_a_new_array
+    i = Cumo::Int32[1, 2].inplace
+    r = i + 1.5
+    assert_instance_of Cumo::DFloat, r
+    assert_equal [1, 2], i.to_a
+    c = i > 1
+    assert_instance_of Cumo::Bit, c
+    s = Cumo::DFloat[1, 2].inplace
+    wide = s + Cumo::DFloat[[1], [2]]
+    assert_equal [2, 2], wide.shape
+    assert_equal [1.0, 2.0], s.to_a
+  end
+
+  def test_a_frozen_array_takes_no_inplace_flag
+    a = Cumo::DFloat[1].freeze
+    assert_raises(FrozenError) { a.inplace }
+    assert_raises(FrozenError) { a.inplace! }
+  end
+
   private
 
   # Bit holds 0 and 1 only; every other class takes the wider values.
