@@ -182,8 +182,11 @@ VALUE truthMethod(int argc, VALUE *argv, VALUE self, OpKind fold, bool negate,
     ArrayHandle h(r);
     return binaryOp(OpKind::Eq, Operand::of(h), Operand::of(Scalar::ofInt(0)));
   });
+  // Over every axis a Ruby true or false, as Numo's; kept dimensions
+  // (keepdims: true) an array.
+  bool scalar = args.axes.empty() && n->shape().empty();
   VALUE r = wrapNode(std::move(n));
-  if (!args.axes.empty())
+  if (!scalar)
     return r;
   return RTEST(rb_funcall(rb_funcall(r, rb_intern("extract_cpu"), 0), rb_intern("nonzero?"), 0))
              ? Qtrue

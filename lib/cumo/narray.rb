@@ -5,6 +5,7 @@
 # read. See README.md.
 require "cumo_ext"
 require_relative "products"
+require_relative "extra"
 
 module Cumo
   VERSION = "0.1.0"

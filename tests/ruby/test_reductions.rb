@@ -460,6 +460,11 @@ class TestReductions < Minitest::Test
     assert_equal true, Cumo::Bit[0, 0].none?
     assert_equal true, (Cumo::DFloat[1, 2] > 0).all?
     assert_raises(NoMethodError) { Cumo::DFloat[1].all? }
+    # Every axis kept (keepdims: true): an array, not true or false (this
+    # raised a NoMethodError from inside any? once).
+    kept = b.any?(keepdims: true)
+    assert_equal [[1]], kept.to_a
+    assert_equal [[0]], b.all?(keepdims: true).to_a
   end
 
   def test_compatible_mode_answers_ruby_numbers
