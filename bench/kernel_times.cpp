@@ -24,7 +24,6 @@
 #include "fusion/cuda_codegen.h"
 #include "fusion/lower.h"
 #include "fusion/plan_print.h"
-#include "fusion/schedule.h"
 #include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "ops/layout.h"
@@ -32,7 +31,6 @@
 #include "ops/row_ops.h"
 #include "ops/shape_ops.h"
 
-#include "llvm/ADT/DenseSet.h"
 
 #include <cuda_runtime_api.h>
 
@@ -85,19 +83,6 @@ NodeRef binary(OpKind op, const ArrayHandle &a, Scalar s) {
   return binaryOp(op, Operand::of(a), Operand::of(s));
 }
 
-/// The plan a flush of `roots` makes (wrapped nodes and the roots stored).
-Plan planOf(llvm::ArrayRef<NodeRef> roots) {
-  llvm::SmallVector<NodeRef, 32> nodes;
-  collectPending(roots, nodes);
-  llvm::DenseSet<const Node *> rootSet;
-  for (const NodeRef &r : roots)
-    rootSet.insert(r.get());
-  Schedule s = schedule(nodes, [&](const Node *n) {
-    return n->isWrapped() || rootSet.count(n) != 0;
-  });
-  return lower(s);
-}
-
 /// A (k, n) weight, or an (n, k) one used transposed (read along k).
 struct Weight {
   Handle stored;
@@ -124,17 +109,17 @@ Plan normedProduct(DType t, int64_t k, int64_t n, bool alongK, bool biased, bool
   NodeRef product = matmulOp("matmul", *rows, used(w));
   rows.reset();
   if (!biased)
-    return planOf({product});
+    return planForRoots({product});
   Handle p = wrap(product);
   Handle bias = wrap(input(t, {n}, 5));
   NodeRef out = binary(OpKind::Add, *p, *bias);
   p.reset();
   if (!gelu)
-    return planOf({out});
+    return planForRoots({out});
   Handle o = wrap(out);
   NodeRef act = unaryOp(OpKind::GeluTanh, *o);
   o.reset();
-  return planOf({act});
+  return planForRoots({act});
 }
 
 /// x @ w (+ bias, + residual): the projections, or the plain product.
@@ -143,7 +128,7 @@ Plan plainProduct(DType t, int64_t k, int64_t n, bool alongK, bool residual) {
   Weight w = weight(t, k, n, alongK, 7);
   NodeRef product = matmulOp("matmul", *x, used(w));
   if (!residual)
-    return planOf({product});
+    return planForRoots({product});
   Handle p = wrap(product);
   Handle bias = wrap(input(t, {n}, 8));
   Handle r = wrap(input(t, {1, n}, 9));
@@ -151,7 +136,7 @@ Plan plainProduct(DType t, int64_t k, int64_t n, bool alongK, bool residual) {
   p.reset();
   NodeRef out = binary(OpKind::Add, *r, *biased);
   biased.reset();
-  return planOf({out});
+  return planForRoots({out});
 }
 
 /// Each head's query times its keys (stored (context, 64), read along k),
@@ -166,7 +151,7 @@ Plan scores(DType t, int64_t heads, int64_t context, int64_t dim) {
   p.reset();
   NodeRef out = binary(OpKind::Add, *s, *mask);
   s.reset();
-  return planOf({out});
+  return planForRoots({out});
 }
 
 /// Each head's softmax of its scores times its values (softmax in the
@@ -177,7 +162,7 @@ Plan attention(DType t, int64_t heads, int64_t context, int64_t dim) {
   Handle probs = wrap(softmaxOp(*s));
   NodeRef out = matmulOp("matmul", *probs, *values);
   probs.reset();
-  return planOf({out});
+  return planForRoots({out});
 }
 
 struct Case {

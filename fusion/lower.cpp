@@ -733,4 +733,16 @@ int64_t Kernel::reduceLength() const {
 
 Plan lower(const Schedule &schedule) { return Lowering(schedule).run(); }
 
+Plan planForRoots(llvm::ArrayRef<NodeRef> roots,
+                  llvm::function_ref<bool(const Node *)> inPlace) {
+  llvm::SmallVector<NodeRef, 64> nodes;
+  collectPending(roots, nodes);
+  llvm::DenseSet<const Node *> rootSet;
+  for (const NodeRef &r : roots)
+    rootSet.insert(r.get());
+  Schedule s = schedule(
+      nodes, [&](const Node *n) { return n->isWrapped() || rootSet.count(n) != 0; }, inPlace);
+  return lower(s);
+}
+
 } // namespace cumo

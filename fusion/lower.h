@@ -13,4 +13,10 @@ namespace cumo {
 
 Plan lower(const Schedule &schedule);
 
+/// The plan a flush of `roots` would run: their pending ancestors
+/// scheduled with the roots and every wrapped node stored, and lowered.
+/// `inPlace` as schedule's (Engine::explain passes canWriteInPlace).
+Plan planForRoots(llvm::ArrayRef<NodeRef> roots,
+                  llvm::function_ref<bool(const Node *)> inPlace = nullptr);
+
 } // namespace cumo

@@ -18,7 +18,6 @@
 #include "graph/cuda/open_cuda_executor.h"
 #endif
 
-#include "llvm/ADT/DenseSet.h"
 
 #include <algorithm>
 #include <cctype>
@@ -361,17 +360,7 @@ void Engine::sync() {
 
 Plan Engine::explain(llvm::ArrayRef<NodeRef> roots) {
   releaseDead();
-  // What a flush of these roots would run: their pending ancestors, with
-  // the roots and every wrapped node stored.
-  llvm::SmallVector<NodeRef, 64> nodes;
-  collectPending(roots, nodes);
-  llvm::DenseSet<const Node *> rootSet;
-  for (const NodeRef &r : roots)
-    rootSet.insert(r.get());
-  Schedule s = schedule(
-      nodes, [&](const Node *n) { return n->isWrapped() || rootSet.count(n) != 0; },
-      [](const Node *n) { return canWriteInPlace(*n); });
-  return lower(s);
+  return planForRoots(roots, [](const Node *n) { return canWriteInPlace(*n); });
 }
 
 void Engine::read(const ArrayHandle &h, void *dst) {

@@ -33,7 +33,6 @@
 #include "ops/sort.h"
 #include "tests/cuda_emulator.h"
 
-#include "llvm/ADT/DenseSet.h"
 
 #include <cuda_runtime_api.h>
 #include <doctest/doctest.h>
@@ -108,21 +107,6 @@ IndexItem range(int64_t begin, int64_t end) {
   it.end = end;
   it.hasBegin = it.hasEnd = true;
   return it;
-}
-
-/// What Engine::explain(roots) builds: wrapped nodes and the roots are
-/// stored. (Built from the fusion passes directly, so this suite does not
-/// need the CUDA executor the engine links.)
-Plan planOf(llvm::ArrayRef<NodeRef> roots) {
-  llvm::SmallVector<NodeRef, 32> nodes;
-  collectPending(roots, nodes);
-  llvm::DenseSet<const Node *> rootSet;
-  for (const NodeRef &r : roots)
-    rootSet.insert(r.get());
-  Schedule s = schedule(nodes, [&](const Node *n) {
-    return n->isWrapped() || rootSet.count(n) != 0;
-  });
-  return lower(s);
 }
 
 std::string compileOrFail(const Kernel &k, int major = 9, int minor = 0,
@@ -236,7 +220,7 @@ Plan chainPlan(int64_t rows, int64_t cols, double s, OpKind op) {
   NodeRef cast = c->value();
   x.reset();
   y.reset();
-  return planOf({root, cast, z->value()});
+  return planForRoots({root, cast, z->value()});
 }
 
 /// (a * s + a) of class t, stored, and cast to Int32 and to SFloat: every
@@ -253,10 +237,10 @@ Plan linearPlan(DType t, int64_t rows, int64_t cols, bool offset = false) {
   Handle z = wrap(binary(OpKind::Add, *y, x));
   y.reset();
   if (isComplex(t))
-    return planOf({z->value()}); // no cast to a real class
+    return planForRoots({z->value()}); // no cast to a real class
   Handle c = wrap(castTo(*z, DType::Int32));
   Handle f = wrap(castTo(*z, DType::SFloat));
-  return planOf({z->value(), c->value(), f->value()});
+  return planForRoots({z->value(), c->value(), f->value()});
 }
 
 /// a[[4, -1, 0, 4], true] read, and written back with its squares (Bit:
@@ -274,7 +258,7 @@ Plan fancyPlan(DType t) {
   ArrayHandle gh(g);
   NodeRef values = t == DType::Bit ? g : binary(OpKind::Mul, gh, gh); // Bit has no *
   NodeRef w = indexWriteOp(view, sel, values);
-  return planOf({g, w});
+  return planForRoots({g, w});
 }
 
 /// The selections of fancyPlan at positions index arrays hold on the
@@ -312,7 +296,7 @@ Plan deviceFancyPlan(DType t, int32_t shift = 0) {
   NodeRef g3 = gatherOp(view, fancySelection(view.shape(), {device(*f)}, "[]"));
   // One 0-dim index among every element: a 0-dim table, with no extents.
   NodeRef g4 = gatherOp(view, fancySelection(view.shape(), {device(*k)}, "[]"));
-  return planOf({g, w, g2, g3, g4});
+  return planForRoots({g, w, g2, g3, g4});
 }
 
 /// Two caches written at one device position (decode's key and value
@@ -335,7 +319,7 @@ Plan siblingWritesPlan(DType t, int64_t repeat = 1) {
   items[3].item = IndexItem::all();
   NodeRef wk = indexWriteOp(*kc, fancySelection(kc->shape(), items, "[]="), kv->value());
   NodeRef wv = indexWriteOp(*vc, fancySelection(vc->shape(), items, "[]="), vv->value());
-  return planOf({wk, wv});
+  return planForRoots({wk, wv});
 }
 
 /// sort along an axis, sort_index of every element, median with nan: true.
@@ -344,7 +328,7 @@ Plan sortPlan(DType t) {
   NodeRef s = sortOp(*a, int64_t(1));
   NodeRef i = sortIndexOp(*a, std::nullopt);
   NodeRef m = medianOp(*a, int64_t(0), false, true);
-  return planOf({s, i, m});
+  return planForRoots({s, i, m});
 }
 
 /// layer_norm, rms_norm and softmax of a rows x cols array of class t (of
@@ -355,7 +339,7 @@ Plan rowPlan(DType t, int64_t rows, int64_t cols, bool transposed = false) {
   const ArrayHandle &x = transposed ? view : *a;
   Handle g = wrap(input(t, {cols}, 43));
   Handle b = wrap(input(t, {cols}, 44));
-  return planOf({layerNormOp(x, *g, *b, 1e-5), rmsNormOp(x, *g, 1e-3), softmaxOp(x)});
+  return planForRoots({layerNormOp(x, *g, *b, 1e-5), rmsNormOp(x, *g, 1e-3), softmaxOp(x)});
 }
 
 NodeRef unary(OpKind op, const ArrayHandle &a) { return unaryOp(op, a); }
@@ -407,7 +391,7 @@ Plan writtenRowPlan(DType t, int64_t rows, int64_t cols, bool transposed = false
   NodeRef mad = reduceOp(OpKind::Mean, ArrayHandle(unary(OpKind::Abs, *d)), {1}, false);
   m.reset(), e.reset(), mu.reset(), d.reset(), var.reset(), sd.reset(), y.reset();
   mu2.reset(), sq.reset(), var2.reset(), ms.reset();
-  return planOf({softmax, layerNorm, layerNorm2, rmsNorm, mad});
+  return planForRoots({softmax, layerNorm, layerNorm2, rmsNorm, mad});
 }
 
 /// quantize_symmetric of `shape` in class t, with an infinity in row 1, a
@@ -432,7 +416,7 @@ Plan quantizePlan(DType t, Shape shape) {
   auto [xq, scale] = quantizeSymmetricOp(hx);
   Handle flat = wrap(input(t, {n}, 46));
   auto [fq, fs] = quantizeSymmetricOp(*flat);
-  return planOf({xq, scale, fq, fs});
+  return planForRoots({xq, scale, fq, fs});
 }
 
 /// alpha * (a @ b) for operands of these shapes, a read through its
@@ -446,7 +430,7 @@ Plan matmulPlan(DType t, Shape aShape, Shape bShape, bool transposeA = false,
   Handle a = wrap(input(t, stored, 47));
   ArrayHandle view(a->storageRef(), transposeLayout(a->layout(), {}, "transpose"));
   Handle b = wrap(input(t, bShape, 48));
-  return planOf({matmulOp("matmul", transposeA ? view : *a, *b, Scalar::ofInt(alpha))});
+  return planForRoots({matmulOp("matmul", transposeA ? view : *a, *b, Scalar::ofInt(alpha))});
 }
 
 /// The product shapes the seed's cases cover: matrix by matrix, the 1-D
@@ -470,7 +454,7 @@ Plan smallProductPlan(DType t, int64_t rows, int64_t k, int64_t n, bool transpos
   Handle x = wrap(input(t, rows ? Shape{rows, k} : Shape{k}, 50));
   Handle w = wrap(input(t, transposedW ? Shape{n, k} : Shape{k, n}, 51));
   ArrayHandle wt(w->storageRef(), transposeLayout(w->layout(), {}, "transpose"));
-  return planOf({matmulOp("matmul", *x, transposedW ? wt : *w, Scalar::ofInt(alpha))});
+  return planForRoots({matmulOp("matmul", *x, transposedW ? wt : *w, Scalar::ofInt(alpha))});
 }
 
 /// x @ w[true, 0..n-1] for a (k, stored) matrix w: its rows start on
@@ -480,7 +464,7 @@ Plan slicedSmallPlan(DType t, int64_t rows, int64_t k, int64_t n, int64_t stored
   Handle x = wrap(input(t, {rows, k}, 55));
   Handle w = wrap(input(t, {k, stored}, 56));
   ArrayHandle ws(w->storageRef(), indexLayout(w->layout(), {IndexItem::all(), range(0, n - 1)}, "[]"));
-  return planOf({matmulOp("matmul", *x, ws, Scalar::ofInt(1))});
+  return planForRoots({matmulOp("matmul", *x, ws, Scalar::ofInt(1))});
 }
 struct SlicedSmallCase {
   int64_t rows, k, n, stored;
@@ -502,14 +486,14 @@ Plan batchedSmallPlan(DType t, Shape aShape, Shape bShape, bool swappedB, bool s
   ArrayHandle ws(w->storageRef(), swapaxesLayout(w->layout(), int64_t(r) - 1, int64_t(r) - 2));
   NodeRef product = matmulOp("matmul", *x, swappedB ? ws : *w, Scalar::ofInt(1));
   if (!scaled)
-    return planOf({product});
+    return planForRoots({product});
   Handle p = wrap(product);
   Handle mask = wrap(input(t, {bShape.back()}, 54));
   Handle s = wrap(binary(OpKind::Mul, *p, Scalar::ofFloat(0.125)));
   NodeRef out = binary(OpKind::Add, *s, *mask);
   p.reset();
   s.reset();
-  return planOf({out});
+  return planForRoots({out});
 }
 
 struct BatchedSmallCase {
@@ -570,7 +554,7 @@ Plan epiloguePlan(DType t, const SmallProductCase &c, bool holdProduct) {
   half.reset();
   if (!holdProduct)
     product.reset();
-  return planOf({out});
+  return planForRoots({out});
 }
 
 /// A small product whose operand is `rowOp` (layer_norm, rms_norm or
@@ -593,9 +577,9 @@ Plan prologuePlan(DType t, const SmallProductCase &c, OpKind rowOp, bool holdRow
   if (!holdRows)
     rows.reset();
   if (!biased)
-    return planOf({product});
+    return planForRoots({product});
   Handle p = wrap(product);
-  return planOf({binary(OpKind::Add, *p, *bias)});
+  return planForRoots({binary(OpKind::Add, *p, *bias)});
 }
 
 /// Attention as decode writes it: each head's softmax of its scores (a
@@ -611,7 +595,7 @@ Plan attentionPlan(DType t, Shape batch, int64_t rows, int64_t k, int64_t n, boo
   NodeRef out = matmulOp("matmul", *probs, *values);
   if (!holdRows)
     probs.reset();
-  return planOf({out});
+  return planForRoots({out});
 }
 
 /// How far a product of normalized rows may be from the reference's: as a
@@ -647,7 +631,7 @@ Plan scanPlan(DType t, Shape shape, OpKind op, std::optional<int64_t> axis,
         twice->storageRef(), indexLayout(twice->layout(), items, "[]"));
   }
   NodeRef n = scanOp(op, view ? *view : *twice, axis);
-  return planOf({n});
+  return planForRoots({n});
 }
 
 Plan dotPlan(int64_t n, DType t) {
@@ -656,7 +640,7 @@ Plan dotPlan(int64_t n, DType t) {
   Handle prod = wrap(binary(OpKind::Mul, *p, *ap));
   NodeRef s = reduceOp(OpKind::Sum, *prod, {}, false);
   prod.reset();
-  return planOf({s});
+  return planForRoots({s});
 }
 
 /// sum, prod and mean of a complex class (which has no max or min).
@@ -669,7 +653,7 @@ Plan complexReductionsPlan(int64_t n, DType t) {
   NodeRef prod = reduceOp(OpKind::Prod, *f, {}, false);
   NodeRef mean = reduceOp(OpKind::Mean, *p, {}, false);
   q.reset();
-  return planOf({sum, prod, mean});
+  return planForRoots({sum, prod, mean});
 }
 
 Plan fullReductionsPlan(int64_t n, DType t) {
@@ -680,12 +664,12 @@ Plan fullReductionsPlan(int64_t n, DType t) {
   NodeRef max = reduceOp(OpKind::Max, *p, {}, false);
   NodeRef min = reduceOp(OpKind::Min, *p, {}, false);
   NodeRef mean = reduceOp(OpKind::Mean, *p, {}, false);
-  return planOf({sum, max, min, mean});
+  return planForRoots({sum, max, min, mean});
 }
 
 Plan axisPlan(DType t, Shape shape, OpKind op, int64_t axis, bool keepdims) {
   Handle a = wrap(input(t, shape, 6));
-  return planOf({reduceOp(op, *a, {axis}, keepdims)});
+  return planForRoots({reduceOp(op, *a, {axis}, keepdims)});
 }
 
 /// Every op a dtype admits, with casts to every dtype, in one kernel.
@@ -711,7 +695,7 @@ Plan dtypePlan(DType t, int64_t rows = 4, int64_t cols = 6) {
   for (int u = 0; u < kNumDTypes; ++u)
     if (!complex || isComplex(DType(u))) // complex to real: CastError
       roots.push_back(castTo(*a, DType(u)));
-  return planOf(roots);
+  return planForRoots(roots);
 }
 
 /// Every op of ops/math.h a dtype admits: the math functions, rounding,
@@ -750,7 +734,7 @@ Plan mathPlan(DType t, int64_t rows = 4, int64_t cols = 6) {
     roots.push_back(signOp(*a));
     roots.push_back(squareOp(*a));
     roots.push_back(reciprocalOp(*a));
-    return planOf(roots);
+    return planForRoots(roots);
   }
   if (isFloat(t)) {
     for (int op = 0; op < int(OpKind::Update); ++op) {
@@ -780,7 +764,7 @@ Plan mathPlan(DType t, int64_t rows = 4, int64_t cols = 6) {
     for (OpKind op : {OpKind::BitAnd, OpKind::BitOr, OpKind::BitXor})
       roots.push_back(bitwiseOp(op, x, y));
     roots.push_back(bitNotOp(*a));
-    return planOf(roots);
+    return planForRoots(roots);
   }
   roots.push_back(signOp(*a));
   roots.push_back(squareOp(*a));
@@ -790,16 +774,16 @@ Plan mathPlan(DType t, int64_t rows = 4, int64_t cols = 6) {
   for (OpKind op : {OpKind::Fmax, OpKind::Fmin, OpKind::Maximum, OpKind::Minimum})
     roots.push_back(extremumOp(op, t, x, y));
   add(divmodOp(x, Operand::of(Scalar::ofInt(7))));
-  return planOf(roots);
+  return planForRoots(roots);
 }
 
 Plan seqPlan(DType t, Shape shape, Scalar start, Scalar step) {
-  return planOf({seqNode(t, shape, start, step)});
+  return planForRoots({seqNode(t, shape, start, step)});
 }
 
 Plan randPlan(DType t, Shape shape, Scalar low, Scalar high) {
   seedRandom(42);
-  return planOf({randNode(t, shape, low, high)});
+  return planForRoots({randNode(t, shape, low, high)});
 }
 
 /// The CG example's operator: ap = v * 4 with each neighbour subtracted
@@ -817,7 +801,7 @@ Plan stencilPlan(int64_t n, double four, DType t = DType::SFloat) {
   subtract(range(0, -2), all, range(1, -1), all);
   subtract(all, range(1, -1), all, range(0, -2));
   subtract(all, range(0, -2), all, range(1, -1));
-  return planOf({ap->storage().currentRef()});
+  return planForRoots({ap->storage().currentRef()});
 }
 
 /// Other slice boxes: a 1-D box with a step reading a strided view, a box
@@ -873,7 +857,7 @@ Plan boxesPlan(int64_t n, double s) {
   ArrayHandle outer(big->storageRef(), indexLayout(big->layout(), {range(1, n)}, "[]="));
   assignValue(outer, updated, "[]=");
   roots.push_back(big->storage().currentRef());
-  return planOf(roots);
+  return planForRoots(roots);
 }
 
 /// a[1..k] = v on a 2-D a: a flat range no box fits.
@@ -882,7 +866,7 @@ Plan scatterPlan(int64_t rows, int64_t cols, int64_t k) {
   Handle v = wrap(input(DType::DFloat, {k}, 11));
   ArrayHandle view(a->storageRef(), indexLayout(a->layout(), {range(1, k)}, "[]="));
   assignValue(view, v->value(), "[]=");
-  return planOf({a->storage().currentRef()});
+  return planForRoots({a->storage().currentRef()});
 }
 
 } // namespace
@@ -1105,7 +1089,7 @@ TEST_CASE("a small product computes its indices in 32 bits where every index fit
     Handle x = wrap(input(DType::SFloat, {1, k}, 90));
     // Generated, so that planning it allocates nothing.
     Handle w = wrap(seqNode(DType::SFloat, {k, n}, Scalar::ofInt(0), Scalar::ofInt(1)));
-    Plan p = planOf({matmulOp("matmul", *x, *w)});
+    Plan p = planForRoots({matmulOp("matmul", *x, *w)});
     const Kernel &product = p.kernels.back();
     REQUIRE(isSmallProduct(product));
     return generateCuda(product, h200()).source;
@@ -1201,7 +1185,7 @@ TEST_CASE("a write no box fits is a scatter kernel") {
 
 TEST_CASE("an empty domain launches nothing") {
   Handle a = wrap(fillNode(DType::SFloat, {0, 3}, Scalar::ofFloat(2)));
-  Plan p = planOf({binary(OpKind::Add, *a, Scalar::ofFloat(1))});
+  Plan p = planForRoots({binary(OpKind::Add, *a, Scalar::ofFloat(1))});
   REQUIRE(p.kernels.size() == 1);
   CHECK(launchConfig(p.kernels[0], h200()).grid == 0);
   compilePlan(p);
@@ -1514,7 +1498,7 @@ TEST_CASE("a small product computes its operand's layer_norm, rms_norm or softma
   Handle g = wrap(input(DType::SFloat, {64}, 71));
   Handle w = wrap(input(DType::SFloat, {64, 32}, 72));
   Handle rows = wrap(rmsNormOp(*x, *g, 1e-5));
-  Plan p = planOf({matmulOp("matmul", *rows, *w), binary(OpKind::Mul, *rows, *rows)});
+  Plan p = planForRoots({matmulOp("matmul", *rows, *w), binary(OpKind::Mul, *rows, *rows)});
   CHECK(p.kernels.size() == 3);
   for (const Kernel &k : p.kernels)
     CHECK(!k.hasPrologue());
@@ -2150,8 +2134,8 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
                                                       : softmaxOp(*x));
         Handle product = wrap(matmulOp("matmul", *rows, c.transposedW ? wt : *w));
         NodeRef productNode = product->value();
-        Plan fused = planOf({productNode});
-        Plan apart = planOf({productNode, binary(OpKind::Mul, *rows, *rows)});
+        Plan fused = planForRoots({productNode});
+        Plan apart = planForRoots({productNode, binary(OpKind::Mul, *rows, *rows)});
         REQUIRE(fused.kernels.back().hasPrologue());
         for (const Kernel &k : apart.kernels)
           REQUIRE(!k.hasPrologue());
@@ -2174,8 +2158,8 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
       Handle values = wrap(input(t, {1, 3, 100, 16}, 85));
       Handle probs = wrap(softmaxOp(*scores));
       NodeRef out = matmulOp("matmul", *probs, *values);
-      Plan fused = planOf({out});
-      Plan apart = planOf({out, binary(OpKind::Mul, *probs, *probs)});
+      Plan fused = planForRoots({out});
+      Plan apart = planForRoots({out, binary(OpKind::Mul, *probs, *probs)});
       REQUIRE(fused.kernels.back().hasPrologue());
       REQUIRE(cudagen::gemvPrologueTerms(fused.kernels.back()));
       auto outBytes = [&](const Plan &p) {

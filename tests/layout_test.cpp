@@ -9,7 +9,6 @@
 #include "core/host_hooks.h"
 #include "core/sync_warnings.h"
 #include "fusion/lower.h"
-#include "fusion/schedule.h"
 #include "ops/binary_io.h"
 #include "ops/construction.h"
 #include "ops/creation.h"
@@ -24,7 +23,6 @@
 
 #include "doctest_printers.h"
 
-#include "llvm/ADT/DenseSet.h"
 
 #include <memory>
 #include <string>
@@ -71,19 +69,6 @@ Handle materialized(DType t, Shape shape) {
     setCurrentDevice(hostDevice());
   std::vector<char> bytes(size_t(numElements(shape)) * sizeOf(t), 1);
   return std::make_unique<ArrayHandle>(uploadNode(t, shape, bytes.data()));
-}
-
-/// What a flush of `roots` would run, built from the fusion passes.
-Plan planOf(llvm::ArrayRef<NodeRef> roots) {
-  llvm::SmallVector<NodeRef, 32> nodes;
-  collectPending(roots, nodes);
-  llvm::DenseSet<const Node *> rootSet;
-  for (const NodeRef &r : roots)
-    rootSet.insert(r.get());
-  Schedule s = schedule(nodes, [&](const Node *n) {
-    return n->isWrapped() || rootSet.count(n) != 0;
-  });
-  return lower(s);
 }
 
 void compilePlan(const Plan &plan) {
@@ -265,14 +250,14 @@ TEST_CASE("concatenate folds every part into one kernel") {
   std::vector<const ArrayHandle *> parts = {top.get(), x.get()};
   NodeRef joined = joinNode(JoinKind::Concatenate, parts, DType::DFloat, 0, -1, "concatenate");
   CHECK(vec(joined->shape()) == std::vector<int64_t>{8, 3});
-  Plan p = planOf({joined});
+  Plan p = planForRoots({joined});
   REQUIRE(p.kernels.size() == 1);
   compilePlan(p);
 
   // stack along the last axis: each part a strided box
   NodeRef stacked = joinNode(JoinKind::Stack, parts, DType::SFloat, -1, -1, "stack");
   CHECK(vec(stacked->shape()) == std::vector<int64_t>{4, 3, 2});
-  Plan ps = planOf({stacked});
+  Plan ps = planForRoots({stacked});
   REQUIRE(ps.kernels.size() == 1);
   compilePlan(ps);
 
@@ -287,30 +272,30 @@ TEST_CASE("concatenate folds every part into one kernel") {
 TEST_CASE("eye, tile, repeat, logseq and rand_norm plans compile") {
   Handle e = materialized(DType::SFloat, {5, 6});
   eyeInto(*e, Scalar::ofFloat(2.5), 1);
-  compilePlan(planOf({e->storage().currentRef()}));
+  compilePlan(planForRoots({e->storage().currentRef()}));
   CHECK(kindOf([&] { eyeInto(*e, Scalar::ofInt(1), 6); }) == ErrorKind::Argument);
 
   Handle x = materialized(DType::Int32, {3, 4});
   ArrayHandle view(x->storageRef(), reverseLayout(x->layout(), {1}, "reverse"));
   NodeRef t = tileNode(view, {2, 1, 3});
   CHECK(vec(t->shape()) == std::vector<int64_t>{2, 3, 12});
-  compilePlan(planOf({t}));
+  compilePlan(planForRoots({t}));
   NodeRef r = repeatNode(view, 3, 1);
   CHECK(vec(r->shape()) == std::vector<int64_t>{3, 12});
-  compilePlan(planOf({r}));
+  compilePlan(planForRoots({r}));
   NodeRef rc = repeatNode(view, llvm::ArrayRef<int64_t>{2, 0, 1}, 0);
   CHECK(vec(rc->shape()) == std::vector<int64_t>{3, 4});
-  Plan prc = planOf({rc});
+  Plan prc = planForRoots({rc});
   CHECK(prc.kernels.size() == 1);
   compilePlan(prc);
 
-  compilePlan(planOf({logseqNode(DType::SFloat, {10}, Scalar::ofInt(0),
+  compilePlan(planForRoots({logseqNode(DType::SFloat, {10}, Scalar::ofInt(0),
                                  Scalar::ofFloat(0.5), Scalar::ofFloat(2))}));
-  Plan pn = planOf({randNormNode(DType::DFloat, {100}, Scalar::ofFloat(1),
+  Plan pn = planForRoots({randNormNode(DType::DFloat, {100}, Scalar::ofFloat(1),
                                  Scalar::ofFloat(2))});
   CHECK(pn.kernels.size() == 1);
   compilePlan(pn);
-  compilePlan(planOf({randNormNode(DType::SFloat, {7, 3}, Scalar::ofInt(0),
+  compilePlan(planForRoots({randNormNode(DType::SFloat, {7, 3}, Scalar::ofInt(0),
                                    Scalar::ofInt(1))}));
   CHECK(kindOf([] { randNormNode(DType::Int32, {3}, Scalar::ofInt(0), Scalar::ofInt(1)); }) ==
         ErrorKind::NoMethod);
