@@ -203,6 +203,14 @@ void *deviceAlloc(size_t bytes) {
   return p;
 }
 
+/// The kernel's ops as Cumo.explain lists them ("layer_norm, matmul, add").
+std::string opsOf(const Kernel &k) {
+  std::string ops;
+  for (const std::string &name : kernelOpNames(k))
+    ops += (ops.empty() ? "" : ", ") + name;
+  return ops;
+}
+
 /// Times kernel `ki` of `plan` as described at the top; prints its line.
 void timeKernel(const char *name, DType t, const Plan &plan, size_t ki,
                 const DeviceModel &model) {
@@ -299,10 +307,7 @@ void timeKernel(const char *name, DType t, const Plan &plan, size_t ki,
   unsigned word[2];
   ck(cudaMemcpy(word, errorWord, 8, cudaMemcpyDeviceToHost), "error word");
 
-  std::string ops;
-  std::vector<std::string> names = kernelOpNames(k);
-  for (size_t i = 0; i < names.size(); ++i)
-    ops += (i ? ", " : "") + names[i];
+  std::string ops = opsOf(k);
   std::printf("{\"bench\":\"kernel_times\",\"device\":\"%s\",\"case\":\"%s\",\"dtype\":\"%s\","
               "\"kernel\":%zu,\"kernels\":%zu,\"ops\":\"%s\",\"grid\":%u,\"block\":%u,"
               "\"lanes\":%u,\"shared_bytes\":%u,\"weight_bytes\":%zu,\"weight_copies\":%d,"
@@ -337,10 +342,7 @@ void describe(const char *name, DType t, const Plan &plan, const DeviceModel &mo
     const Kernel &k = plan.kernels[ki];
     LaunchConfig launch = launchConfig(k, model);
     NvrtcCompiler::get().compileToCubin(generateCuda(k, model), model.ccMajor, model.ccMinor);
-    std::string ops;
-    std::vector<std::string> names = kernelOpNames(k);
-    for (size_t i = 0; i < names.size(); ++i)
-      ops += (i ? ", " : "") + names[i];
+    std::string ops = opsOf(k);
     std::printf("{\"bench\":\"kernel_times\",\"dry_run\":true,\"device\":\"%s\",\"case\":\"%s\","
                 "\"dtype\":\"%s\",\"kernel\":%zu,\"kernels\":%zu,\"ops\":\"%s\",\"grid\":%u,"
                 "\"block\":%u,\"lanes\":%u,\"shared_bytes\":%u}\n",

@@ -1941,6 +1941,17 @@ std::vector<std::vector<unsigned char>> startingBytes(const Plan &plan) {
   return start;
 }
 
+/// The bytes of node `n`'s output buffer after `plan` ran on the device
+/// (the GPU or the emulator) from startingBytes.
+std::vector<unsigned char> outputBytes(const Plan &plan, const Node *n) {
+  std::vector<std::vector<unsigned char>> after = runOnDevice(plan, startingBytes(plan));
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (plan.buffers[i].role == PlanBuffer::Role::Output && plan.buffers[i].node.get() == n)
+      return after[i];
+  FAIL("the node is no output of the plan");
+  return {};
+}
+
 /// Runs `plan` on the CPU executor and, kernel by kernel, on the GPU or
 /// the emulator, and compares every output buffer.
 void compareWithCpu(const Plan &plan, double tol) {
@@ -2139,16 +2150,7 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
         REQUIRE(fused.kernels.back().hasPrologue());
         for (const Kernel &k : apart.kernels)
           REQUIRE(!k.hasPrologue());
-        auto productBytes = [&](const Plan &p) {
-          std::vector<std::vector<unsigned char>> after = runOnDevice(p, startingBytes(p));
-          for (size_t i = 0; i < p.buffers.size(); ++i)
-            if (p.buffers[i].role == PlanBuffer::Role::Output &&
-                p.buffers[i].node.get() == productNode.get())
-              return after[i];
-          FAIL("the product is no output of the plan");
-          return std::vector<unsigned char>();
-        };
-        CHECK(productBytes(fused) == productBytes(apart));
+        CHECK(outputBytes(fused, productNode.get()) == outputBytes(apart, productNode.get()));
       }
     // Attention as a decode step writes it: each head's softmax times its
     // values, a batch.
@@ -2162,15 +2164,7 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
       Plan apart = planForRoots({out, binary(OpKind::Mul, *probs, *probs)});
       REQUIRE(fused.kernels.back().hasPrologue());
       REQUIRE(cudagen::gemvPrologueTerms(fused.kernels.back()));
-      auto outBytes = [&](const Plan &p) {
-        std::vector<std::vector<unsigned char>> after = runOnDevice(p, startingBytes(p));
-        for (size_t i = 0; i < p.buffers.size(); ++i)
-          if (p.buffers[i].role == PlanBuffer::Role::Output && p.buffers[i].node.get() == out.get())
-            return after[i];
-        FAIL("the product is no output of the plan");
-        return std::vector<unsigned char>();
-      };
-      CHECK(outBytes(fused) == outBytes(apart));
+      CHECK(outputBytes(fused, out.get()) == outputBytes(apart, out.get()));
     }
   }
   SUBCASE("small products with an epilogue") {
