@@ -433,13 +433,9 @@ void analyzeGemv(const Kernel &k, KernelShape &s) {
 }
 
 bool gemvPrologueTerms(const Kernel &k) {
-  if (!k.hasPrologue())
+  if (!k.hasPrologue() || !rowResultOfLastTerm(k.prologue.op))
     return false;
   DType t = k.opaqueDtype, acc = rowAccumulator(t);
-  KernelShape types;
-  types.rowAccumulator = acc;
-  if (rowProgram(types, k.prologue.op, "", "").elementOfTerm.empty())
-    return false;
   GemvExtents e = gemvExtents(k);
   int64_t elements = e.m * e.k;
   return elements * int64_t(sizeOf(t) + sizeOf(acc)) + 16 <= kPrologueBytes;

@@ -198,13 +198,16 @@ RowProgram rowProgram(const KernelShape &s, OpKind op, const std::string &gamma,
     p.passes.push_back({"m", "MaxOp", "(" + a + ")(0.0 / 0.0)", "x", "", {"m"}});
     p.passes.push_back({"total", "SumOp", "(" + a + ")0", "cumo_ops::m_exp(x - m)", "", {"total"}});
     p.element = "cumo_ops::m_exp(x - m) / total";
-    // Each element is its exponential, the last pass's term, divided.
+    // Each element is its exponential, the last pass's term, divided
+    // (rowResultOfLastTerm).
     p.elementOfTerm = "t / total";
     return p;
   default:
     throw Error(ErrorKind::Internal, "[cuda codegen] not a row operation");
   }
 }
+
+bool rowResultOfLastTerm(OpKind op) { return op == OpKind::Softmax; }
 
 void emitRowPass(const KernelShape &s, const RowPass &p, std::string &os) {
   emitFold(s, p, os);

@@ -42,6 +42,10 @@ struct RowProgram {
 };
 RowProgram rowProgram(const KernelShape &s, OpKind op, const std::string &gamma,
                       const std::string &beta);
+/// Whether row op `op`'s result is a function of its last pass's term
+/// (rowProgram gives it an elementOfTerm): softmax. Cheap, for the launch
+/// rules that run every flush.
+bool rowResultOfLastTerm(OpKind op);
 /// A pass over the row the lanes hold, laid out as the row fields of `s`
 /// say (in the names emitRowEntry declares: n, G, L, lane, CACHED and the
 /// cache v, or load(j) when the row is not cached; eps).

@@ -11,6 +11,7 @@
 #include "fusion/cuda/nvrtc_compiler.h"
 #include "fusion/cuda_codegen.h"
 #include "fusion/cuda_kernel_shape.h"
+#include "fusion/cuda_row_codegen.h"
 #include "fusion/lower.h"
 #include "fusion/prologue.h"
 #include "fusion/row_groups.h"
@@ -1530,6 +1531,16 @@ TEST_CASE("a small product computes its consumers in its kernel, compiled for ev
         onlyKey(epiloguePlan(DType::SFloat, b, false)));
   CHECK(onlyKey(epiloguePlan(DType::SFloat, a, false)) !=
         onlyKey(epiloguePlan(DType::SFloat, a, true)));
+}
+
+TEST_CASE("rowResultOfLastTerm says which row programs have an elementOfTerm") {
+  cudagen::KernelShape types;
+  types.rowAccumulator = DType::SFloat;
+  for (OpKind op : {OpKind::LayerNorm, OpKind::RmsNorm, OpKind::Softmax}) {
+    CAPTURE(opName(op));
+    CHECK(cudagen::rowResultOfLastTerm(op) ==
+          !cudagen::rowProgram(types, op, "g", "b").elementOfTerm.empty());
+  }
 }
 
 TEST_CASE("the row operations are one rowwise kernel each, compiled for every float class") {
