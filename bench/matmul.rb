@@ -19,11 +19,17 @@ require "cumo/narray"
 require_relative "lib/device_timing"
 
 SHAPES = "1024,2048,4096,8192,1x768x2304,1x768x50257,256x768x50257"
-opts = { shapes: SHAPES, dtypes: "SFloat,HFloat,BFloat", repeats: 3 }
+# The bias epilogue (fusion/library_epilogue.h): GPT-2's products with more
+# than 16 rows, `x.matmul(w.transpose) + b`.
+BIAS_SHAPES = "256x768x2304,256x768x50257,2048x768x3072"
+opts = { shapes: SHAPES, dtypes: "SFloat,HFloat,BFloat", repeats: 3, bias_shapes: BIAS_SHAPES,
+         bias_dtypes: "SFloat,DFloat" }
 OptionParser.new do |o|
   o.on("--shapes LIST") { |v| opts[:shapes] = v }
   o.on("--dtypes LIST") { |v| opts[:dtypes] = v }
   o.on("--repeats N", Integer) { |v| opts[:repeats] = v }
+  o.on("--bias-shapes LIST", "empty: none") { |v| opts[:bias_shapes] = v }
+  o.on("--bias-dtypes LIST") { |v| opts[:bias_dtypes] = v }
 end.parse!(ARGV)
 
 # Enough iterations for about 50 ms of work (at least 5, at most 200).
@@ -62,5 +68,48 @@ opts[:dtypes].split(",").each do |dname|
     c = DeviceTiming.measure(50, opts[:repeats]) { w.dup }
     puts JSON.generate({ bench: "matmul", impl: "cumo", op: "copy", dtype: dname, m: n, k: k,
                          us: c[:us]&.round(3), gbps: c[:us] && (2 * n * k * el / (c[:us] * 1e3)).round(1) })
+  end
+end
+
+# The product with a bias add, two ways (one JSON line each, bench
+# "matmul_bias"): "dropped", the product's wrapper collected before the
+# plan runs, so cuBLASLt writes the sum in one call (library_epilogues
+# counts it); "held", Ruby still holding the product, so it is written and
+# the bias added by a second cuBLAS call (library_epilogue_adds), what two
+# kernels cost. The GC in the loop costs host time, not device time.
+opts[:bias_dtypes].split(",").each do |dname|
+  dtype = Cumo.const_get(dname)
+  el = dtype::ELEMENT_BYTE_SIZE
+  opts[:bias_shapes].split(",").each do |spec|
+    m, k, n = dims(spec)
+    Cumo::NArray.srand(1)
+    a = dtype.new(m, k).rand(-1, 1)
+    w = dtype.new(n, k).rand(-1, 1)
+    b = dtype.new(n).rand(-1, 1)
+    Cumo.sync
+    flops = 2.0 * m * k * n
+    # Outside the blocks, so no GC before the flush takes them.
+    held = sum = nil
+    variants = {
+      "dropped" => lambda do
+        sum = a.matmul(w.transpose) + b
+        GC.start(full_mark: false)
+      end,
+      "held" => lambda do
+        held = a.matmul(w.transpose)
+        sum = held + b
+      end,
+    }
+    variants.each do |variant, body|
+      r = DeviceTiming.measure(iterations_for(flops), opts[:repeats]) { body.call }
+      s = r[:stats]
+      puts JSON.generate({ bench: "matmul_bias", impl: "cumo", variant: variant, dtype: dname,
+                           m: m, k: k, n: n, us: r[:us]&.round(3), wall_us: r[:wall_us].round(3),
+                           kernels: r[:kernels].round(2),
+                           library_epilogues: s[:library_epilogues],
+                           library_epilogue_adds: s[:library_epilogue_adds],
+                           device: Cumo.gpu? ? "cuda" : "cpu" })
+      $stdout.flush
+    end
   end
 end

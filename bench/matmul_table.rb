@@ -32,3 +32,25 @@ unless copies.empty?
     puts "| #{c[:dtype]} | #{fmt.(c[:gbps], 0)}, #{fmt.(tc && tc[:gbps], 0)} | #{fmt.(frac && frac * 100, 1)}% |"
   end
 end
+
+bias = lines.select { |l| l[:bench] == "matmul_bias" }
+unless bias.empty?
+  pick = lambda do |impl, variant, o|
+    bias.find do |l|
+      l[:impl] == impl && l[:variant] == variant && l[:dtype] == o[:dtype] &&
+        [l[:m], l[:k], l[:n]] == [o[:m], o[:k], o[:n]]
+    end
+  end
+  puts
+  puts "| dtype | m x k x n + bias | ours: cuBLASLt epilogue us | ours: product held, 2 calls us | " \
+       "torch addmm us | torch matmul + add us | addmm / ours |"
+  puts "|---|---|---|---|---|---|---|"
+  bias.select { |l| l[:impl] == "cumo" && l[:variant] == "dropped" }.each do |o|
+    h = pick.call("cumo", "held", o)
+    t = pick.call("torch", "addmm", o)
+    u = pick.call("torch", "matmul_add", o)
+    ratio = t && o[:us] ? t[:us] / o[:us] : nil
+    puts "| #{o[:dtype]} | #{o[:m]}x#{o[:k]}x#{o[:n]} | #{fmt.(o[:us], 2)} | #{fmt.(h && h[:us], 2)} | " \
+         "#{fmt.(t && t[:us], 2)} | #{fmt.(u && u[:us], 2)} | #{fmt.(ratio, 3)} |"
+  end
+end

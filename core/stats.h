@@ -27,7 +27,9 @@ namespace cumo {
   X(plan_cache_misses)                                                         \
   X(stored_bytes)                                                              \
   X(matmul_copies)                                                             \
-  X(library_captures)
+  X(library_captures)                                                          \
+  X(library_epilogues)                                                         \
+  X(library_epilogue_adds)
 
 struct Stats {
 #define CUMO_STAT_FIELD(name) uint64_t name = 0;

@@ -5,6 +5,7 @@
 // order, so the two agree bit for bit.
 #include "fusion/cuda_kernel_shape.h"
 #include "fusion/cuda_row_codegen.h"
+#include "fusion/library_epilogue.h"
 
 #include "core/error.h"
 #include "ops/matmul.h"
@@ -295,8 +296,13 @@ KernelShape analyzeOpaque(const Kernel &k) {
   }
   s.outDtype = k.opaqueDtype;
   // Only the generated small product computes consumers where it writes
-  // (fusion/epilogue.h); the schedule gives no other op an epilogue.
-  if (k.hasEpilogue()) {
+  // (fusion/epilogue.h); the schedule gives no other op an epilogue but a
+  // cuBLAS product's that cuBLASLt computes (fusion/library_epilogue.h),
+  // which no code of ours does.
+  bool library = k.opaqueOp == OpKind::MatMul && !isSmallProduct(k);
+  if (k.hasEpilogue() && library) {
+    requireLibraryEpilogue(k);
+  } else if (k.hasEpilogue()) {
     if (!isSmallProduct(k) || !k.reduces.empty())
       throw Error(ErrorKind::Internal, "[cuda codegen] an epilogue on " +
                                            std::string(opName(k.opaqueOp)) +

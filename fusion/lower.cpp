@@ -2,6 +2,7 @@
 
 #include "core/array.h"
 #include "core/error.h"
+#include "fusion/library_epilogue.h"
 #include "fusion/row_groups.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -613,6 +614,9 @@ void Lowering::lowerEpilogue(const Schedule::KernelSlot &slot) {
     if (s_.facts[m].buffered)
       storeWhole(n, v);
   }
+  // The schedule chose a consumer cuBLASLt adds: the kernel must say so.
+  if (takesLibraryEpilogue(product))
+    requireLibraryEpilogue(*k_);
 }
 
 Kernel Lowering::lowerKernel(const Schedule::KernelSlot &slot) {

@@ -3,6 +3,7 @@
 #include "core/array.h"
 #include "core/error.h"
 #include "fusion/epilogue.h"
+#include "fusion/library_epilogue.h"
 #include "fusion/prologue.h"
 #include "fusion/row_groups.h"
 
@@ -240,6 +241,21 @@ private:
     return it != s_.index.end() && s_.facts[it->second].prologue >= 0 &&
            s_.nodes[uint32_t(s_.facts[it->second].prologue)].get() == n;
   }
+  /// The addend of product `n`'s library epilogue (fusion/library_epilogue.h),
+  /// or null.
+  const Node *libraryAddendOf(const Node *n) const {
+    if (!takesLibraryEpilogue(n))
+      return nullptr;
+    // (Asked while the product's facts are analyzed afresh: epilogues_
+    // says whether it has one.)
+    auto it = s_.index.find(n);
+    if (it == s_.index.end())
+      return nullptr;
+    auto members = epilogues_.find(it->second);
+    return members == epilogues_.end()
+               ? nullptr
+               : libraryAddend(n, s_.nodes[members->second.front()].get());
+  }
   /// Row op `x` runs in product `p`'s kernel, at its stage: read from its
   /// buffer (when it has one) from the stage after.
   void placePrologue(uint32_t x, const Schedule::Facts &p) {
@@ -378,6 +394,11 @@ private:
           requireBuffer(x);
           stage = std::max(stage, readyOf(x));
         }
+      }
+      // cuBLASLt reads a library epilogue's addend from its buffer too.
+      if (const Node *addend = libraryAddendOf(n); addend && s_.contains(addend)) {
+        requireBuffer(addend);
+        stage = std::max(stage, readyOf(addend));
       }
       f.buffered = true;
       f.avail = write ? copy : stage + 1;
@@ -575,10 +596,12 @@ void Scheduler::adoptHeldInputs(llvm::MutableArrayRef<RowGroup> groups) {
 void Scheduler::applyEpilogues() {
   for (uint32_t p = 0; p < s_.nodes.size(); ++p) {
     Schedule::Facts &pf = s_.facts[p];
-    if (pf.rowGroup >= 0 || !takesEpilogue(s_.nodes[p].get()))
+    const Node *n = s_.nodes[p].get();
+    if (pf.rowGroup >= 0 || !(takesEpilogue(n) || takesLibraryEpilogue(n)))
       continue;
     llvm::SmallVector<uint32_t, 4> members =
-        findEpilogue(s_, p, readers_, limits_.epilogueMembers);
+        takesEpilogue(n) ? findEpilogue(s_, p, readers_, limits_.epilogueMembers)
+                         : findLibraryEpilogue(s_, p, readers_);
     if (members.empty())
       continue;
     auto readOutside = [&](uint32_t x) {
@@ -593,7 +616,8 @@ void Scheduler::applyEpilogues() {
       f.epilogue = int(p);
       f.ridesWith = -1;
       f.viewReadsBuffer = false;
-      f.buffered = f.stored || readOutside(m);
+      // (cuBLASLt always writes the sum somewhere.)
+      f.buffered = f.stored || readOutside(m) || takesLibraryEpilogue(n);
       f.cost = 1;
     }
     epilogues_[p] = std::move(members);
@@ -761,8 +785,11 @@ void Scheduler::group() {
       if (product) {
         llvm::ArrayRef<uint32_t> members = epilogues_.find(i)->second;
         slot.members.append(members.begin(), members.end());
-        slot.why = "an opaque op runs its own implementation (its consumers "
-                   "in its epilogue)";
+        slot.why = takesLibraryEpilogue(n)
+                       ? "an opaque op runs its own implementation (cuBLASLt adds its "
+                         "consumer in its epilogue)"
+                       : "an opaque op runs its own implementation (its consumers "
+                         "in its epilogue)";
       }
       if (auto it = prologues_.find(i); it != prologues_.end()) {
         slot.prologue = int(it->second);

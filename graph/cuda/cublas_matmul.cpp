@@ -10,8 +10,11 @@
 #include <cublas_v2.h>
 #include <cuComplex.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 namespace cumo {
 
@@ -38,11 +41,15 @@ struct BlasTypes {
   alignas(16) unsigned char beta[16];
 };
 
-BlasTypes blasTypes(DType t, const Scalar &alpha, bool tf32) {
+/// `beta` is 0 but for a residual cuBLASLt adds as beta * C (1).
+BlasTypes blasTypes(DType t, const Scalar &alpha, bool tf32, int beta = 0) {
   BlasTypes b{};
   auto put = [&](auto a, auto zero) {
     static_assert(sizeof(a) <= sizeof(b.alpha));
     std::memcpy(b.alpha, &a, sizeof(a));
+    // Only the real classes take a beta other than 0.
+    if constexpr (std::is_arithmetic_v<decltype(zero)>)
+      zero = decltype(zero)(beta);
     std::memcpy(b.beta, &zero, sizeof(zero));
   };
   cublasComputeType_t single = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
@@ -81,11 +88,94 @@ BlasTypes blasTypes(DType t, const Scalar &alpha, bool tf32) {
 
 cublasOperation_t op(bool transpose) { return transpose ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
+const char *at(const void *p, int64_t elements, size_t elementBytes) {
+  return static_cast<const char *>(p) + elements * int64_t(elementBytes);
+}
+char *at(void *p, int64_t elements, size_t elementBytes) {
+  return static_cast<char *>(p) + elements * int64_t(elementBytes);
+}
+
+/// The scale type cuBLASLt wants for a compute type: the real type of
+/// alpha and beta as blasTypes packs them.
+cudaDataType_t scaleType(cublasComputeType_t c) {
+  return c == CUBLAS_COMPUTE_64F ? CUDA_R_64F : CUDA_R_32F;
+}
+
+template <class T> void setAttribute(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t a, T v) {
+  cublasCheck(cublasLtMatmulDescSetAttribute(d, a, &v, sizeof(v)),
+              "cublasLtMatmulDescSetAttribute");
+}
+
+/// One gemm call of a work as a cuBLASLt operation with its epilogue: the
+/// descriptors, owned for the call's duration, and the addresses.
+class LtOperation {
+public:
+  LtOperation(const MatmulWork &w, const BlasGemm &g, const BlasTypes &t) {
+    size_t e = sizeOf(w.dtype);
+    first = at(w.b, g.offFirst, e);
+    second = at(w.a, g.offSecond, e);
+    d = at(w.c, g.offC, e);
+    bool residual = w.epilogueKind == LibraryEpilogueKind::Residual;
+    // A residual lies as the sum does (row-major, same shape): C is the
+    // addend at the sum's offsets. Beside a bias, beta is 0 and C unread.
+    c = residual ? at(w.addend, g.offC, e) : d;
+    cublasCheck(cublasLtMatmulDescCreate(&desc, t.compute, scaleType(t.compute)),
+                "cublasLtMatmulDescCreate");
+    setAttribute<int32_t>(desc, CUBLASLT_MATMUL_DESC_TRANSA, op(g.transFirst));
+    setAttribute<int32_t>(desc, CUBLASLT_MATMUL_DESC_TRANSB, op(g.transSecond));
+    if (!residual) {
+      setAttribute<uint32_t>(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
+      setAttribute<const void *>(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, w.addend);
+      setAttribute<int32_t>(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, t.data);
+      // Every matrix of a batch adds the same bias.
+      setAttribute<int64_t>(desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, 0);
+    }
+    layout(&aDesc, t.data, g.transFirst ? g.k : g.m, g.transFirst ? g.m : g.k, g.ldFirst,
+           g.batch, g.strideFirst);
+    layout(&bDesc, t.data, g.transSecond ? g.n : g.k, g.transSecond ? g.k : g.n, g.ldSecond,
+           g.batch, g.strideSecond);
+    layout(&cDesc, t.data, g.m, g.n, g.ldc, g.batch, g.strideC);
+    layout(&dDesc, t.data, g.m, g.n, g.ldc, g.batch, g.strideC);
+  }
+  ~LtOperation() {
+    for (cublasLtMatrixLayout_t l : {aDesc, bDesc, cDesc, dDesc})
+      if (l)
+        cublasLtMatrixLayoutDestroy(l);
+    if (desc)
+      cublasLtMatmulDescDestroy(desc);
+  }
+  LtOperation(const LtOperation &) = delete;
+  LtOperation &operator=(const LtOperation &) = delete;
+
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t aDesc = nullptr, bDesc = nullptr, cDesc = nullptr, dDesc = nullptr;
+  const void *first = nullptr, *second = nullptr, *c = nullptr;
+  void *d = nullptr;
+
+private:
+  static void layout(cublasLtMatrixLayout_t *l, cudaDataType_t type, int64_t rows,
+                     int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
+    cublasCheck(cublasLtMatrixLayoutCreate(l, type, uint64_t(rows), uint64_t(cols), ld),
+                "cublasLtMatrixLayoutCreate");
+    if (batch == 1)
+      return;
+    int32_t count = int32_t(batch);
+    cublasCheck(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                 &count, sizeof(count)),
+                "cublasLtMatrixLayoutSetAttribute");
+    cublasCheck(cublasLtMatrixLayoutSetAttribute(
+                    *l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)),
+                "cublasLtMatrixLayoutSetAttribute");
+  }
+};
+
 } // namespace
 
 bool MatmulWork::operator==(const MatmulWork &o) const {
   return dtype == o.dtype && alpha == o.alpha && tf32 == o.tf32 && calls == o.calls &&
-         a == o.a && b == o.b && c == o.c;
+         a == o.a && b == o.b && c == o.c && epilogue == o.epilogue &&
+         epilogueKind == o.epilogueKind && addend == o.addend && product == o.product &&
+         rowLength == o.rowLength && rows == o.rows;
 }
 
 bool CublasMatmul::computes(const Kernel &k) {
@@ -104,6 +194,16 @@ MatmulWork CublasMatmul::workOf(const Kernel &k, llvm::ArrayRef<void *> pointers
   w.a = call.operands[0].data;
   w.b = call.operands[1].data;
   w.c = call.out;
+  if (k.hasEpilogue()) {
+    LibraryEpilogue e = requireLibraryEpilogue(k);
+    w.epilogue = true;
+    w.epilogueKind = e.kind;
+    w.c = pointers[e.out.buffer];
+    w.addend = at(pointers[e.addend.buffer], e.addend.index.offset, sizeOf(w.dtype));
+    w.product = e.product ? pointers[e.product->buffer] : nullptr;
+    w.rowLength = k.domain.back();
+    w.rows = k.domainSize() / w.rowLength;
+  }
   // matmulOp records a product with k = 0 as a fill, so every call here
   // has something to sum.
   w.calls = planBlasGemm(call);
@@ -116,6 +216,10 @@ CublasMatmul::~CublasMatmul() {
     cudaGraphDestroy(c.graph);
   if (handle_)
     cublasDestroy(handle_);
+  if (lt_)
+    cublasLtDestroy(lt_);
+  for (void *p : onesAllocations_)
+    cudaFree(p);
   if (workspace_)
     cudaFree(workspace_);
   if (captureStream_)
@@ -126,22 +230,19 @@ void CublasMatmul::open() {
   if (handle_)
     return;
   cublasCheck(cublasCreate(&handle_), "cublasCreate");
+  cublasCheck(cublasLtCreate(&lt_), "cublasLtCreate");
   cudaCheck(cudaMalloc(&workspace_, kWorkspaceBytes), "cudaMalloc");
   cudaCheck(cudaStreamCreateWithFlags(&captureStream_, cudaStreamNonBlocking),
             "cudaStreamCreate");
 }
 
-void CublasMatmul::issue(const MatmulWork &w, cudaStream_t stream) {
-  open();
-  cublasCheck(cublasSetStream(handle_, stream), "cublasSetStream");
-  // cublasSetStream puts the default workspace back: set ours after it.
-  cublasCheck(cublasSetWorkspace(handle_, workspace_, kWorkspaceBytes), "cublasSetWorkspace");
+void CublasMatmul::issueProduct(const MatmulWork &w, void *out, cudaStream_t stream) {
   BlasTypes t = blasTypes(w.dtype, w.alpha, w.tf32);
   size_t e = sizeOf(w.dtype);
   for (const BlasGemm &g : w.calls) {
-    const char *first = static_cast<const char *>(w.b) + g.offFirst * int64_t(e);
-    const char *second = static_cast<const char *>(w.a) + g.offSecond * int64_t(e);
-    char *c = static_cast<char *>(w.c) + g.offC * int64_t(e);
+    const char *first = at(w.b, g.offFirst, e);
+    const char *second = at(w.a, g.offSecond, e);
+    char *c = at(out, g.offC, e);
     if (g.batch == 1) {
       cublasCheck(cublasGemmEx(handle_, op(g.transFirst), op(g.transSecond), int(g.m),
                                int(g.n), int(g.k), t.alpha, first, t.data, int(g.ldFirst),
@@ -159,7 +260,162 @@ void CublasMatmul::issue(const MatmulWork &w, cudaStream_t stream) {
   }
 }
 
-void CublasMatmul::enqueue(const MatmulWork &w, cudaStream_t stream) { issue(w, stream); }
+bool CublasMatmul::findLtAlgos(const MatmulWork &w, Route &r) {
+  bool residual = w.epilogueKind == LibraryEpilogueKind::Residual;
+  BlasTypes t = blasTypes(w.dtype, w.alpha, w.tf32, residual ? 1 : 0);
+  cublasLtMatmulPreference_t pref = nullptr;
+  cublasCheck(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+  uint64_t workspace = kWorkspaceBytes;
+  cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
+  bool found = st == CUBLAS_STATUS_SUCCESS;
+  for (size_t i = 0; found && i < w.calls.size(); ++i) {
+    LtOperation o(w, w.calls[i], t);
+    cublasLtMatmulHeuristicResult_t result{};
+    int count = 0;
+    // NOT_SUPPORTED (or no result) means no algorithm for this call: the
+    // product and a second call compute it instead.
+    st = cublasLtMatmulAlgoGetHeuristic(lt_, o.desc, o.aDesc, o.bDesc, o.cDesc, o.dDesc, pref,
+                                        1, &result, &count);
+    found = st == CUBLAS_STATUS_SUCCESS && count > 0 && result.state == CUBLAS_STATUS_SUCCESS;
+    if (found)
+      r.algos.push_back(result.algo);
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  return found;
+}
+
+void CublasMatmul::issueLt(const MatmulWork &w, const Route &r, cudaStream_t stream) {
+  bool residual = w.epilogueKind == LibraryEpilogueKind::Residual;
+  BlasTypes t = blasTypes(w.dtype, w.alpha, w.tf32, residual ? 1 : 0);
+  for (size_t i = 0; i < w.calls.size(); ++i) {
+    LtOperation o(w, w.calls[i], t);
+    cublasCheck(cublasLtMatmul(lt_, o.desc, t.alpha, o.first, o.aDesc, o.second, o.bDesc,
+                               t.beta, o.c, o.cDesc, o.d, o.dDesc, &r.algos[i], workspace_,
+                               kWorkspaceBytes, stream),
+                "cublasLtMatmul");
+  }
+}
+
+void CublasMatmul::addAddend(const MatmulWork &w, const void *from, cudaStream_t stream) {
+  size_t e = sizeOf(w.dtype);
+  const bool single = w.dtype == DType::SFloat;
+  const float oneF = 1.0f;
+  const double oneD = 1.0;
+  int len = int(w.rowLength);
+  if (w.epilogueKind == LibraryEpilogueKind::Bias && from != w.c)
+    cudaCheck(cudaMemcpyAsync(w.c, from, size_t(w.rows * w.rowLength) * e,
+                              cudaMemcpyDeviceToDevice, stream),
+              "cudaMemcpyAsync");
+  // The sum as column-major rowLength x rows, in chunks cuBLAS can count.
+  for (int64_t row = 0; row < w.rows; row += kBlasMaxInt) {
+    int count = int(std::min<int64_t>(kBlasMaxInt, w.rows - row));
+    int64_t off = row * w.rowLength;
+    char *c = at(w.c, off, e);
+    if (w.epilogueKind == LibraryEpilogueKind::Residual) {
+      // c = product + residual, in place when the product is the sum.
+      const char *p = at(from, off, e), *x = at(w.addend, off, e);
+      if (single)
+        cublasCheck(cublasSgeam(handle_, CUBLAS_OP_N, CUBLAS_OP_N, len, count, &oneF,
+                                reinterpret_cast<const float *>(p), len, &oneF,
+                                reinterpret_cast<const float *>(x), len,
+                                reinterpret_cast<float *>(c), len),
+                    "cublasSgeam");
+      else
+        cublasCheck(cublasDgeam(handle_, CUBLAS_OP_N, CUBLAS_OP_N, len, count, &oneD,
+                                reinterpret_cast<const double *>(p), len, &oneD,
+                                reinterpret_cast<const double *>(x), len,
+                                reinterpret_cast<double *>(c), len),
+                    "cublasDgeam");
+    } else {
+      // c += bias * ones^T: each element c + bias * 1, one rounding.
+      if (single)
+        cublasCheck(cublasSger(handle_, len, count, &oneF,
+                               reinterpret_cast<const float *>(w.addend), 1,
+                               reinterpret_cast<const float *>(ones_[0].data), 1,
+                               reinterpret_cast<float *>(c), len),
+                    "cublasSger");
+      else
+        cublasCheck(cublasDger(handle_, len, count, &oneD,
+                               reinterpret_cast<const double *>(w.addend), 1,
+                               reinterpret_cast<const double *>(ones_[1].data), 1,
+                               reinterpret_cast<double *>(c), len),
+                    "cublasDger");
+    }
+  }
+}
+
+void CublasMatmul::ensureOnes(DType t, int64_t n) {
+  Ones &o = ones_[t == DType::SFloat ? 0 : 1];
+  if (o.count >= n)
+    return;
+  // Geometric, and never freed before the end: a graph captured with the
+  // old vector may still be replayed.
+  int64_t count = std::max<int64_t>(n, o.count * 2);
+  size_t bytes = size_t(count) * sizeOf(t);
+  void *p = nullptr;
+  cudaCheck(cudaMalloc(&p, bytes), "cudaMalloc");
+  onesAllocations_.push_back(p);
+  std::vector<char> host(bytes);
+  for (int64_t i = 0; i < count; ++i) {
+    if (t == DType::SFloat) {
+      float one = 1.0f;
+      std::memcpy(host.data() + i * 4, &one, 4);
+    } else {
+      double one = 1.0;
+      std::memcpy(host.data() + i * 8, &one, 8);
+    }
+  }
+  cudaCheck(cudaMemcpy(p, host.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+  o.data = p;
+  o.count = count;
+}
+
+CublasMatmul::Route CublasMatmul::route(const MatmulWork &w) {
+  open();
+  Route r;
+  if (!w.epilogue || !w.c)
+    return r;
+  // Ruby still holds the product: it is computed on its own anyway.
+  if (!w.product && findLtAlgos(w, r)) {
+    r.lt = true;
+    return r;
+  }
+  r.algos.clear();
+  if (w.epilogueKind == LibraryEpilogueKind::Bias)
+    ensureOnes(w.dtype, std::min<int64_t>(w.rows, kBlasMaxInt));
+  return r;
+}
+
+void CublasMatmul::issue(const MatmulWork &w, const Route &r, cudaStream_t stream) {
+  open();
+  cublasCheck(cublasSetStream(handle_, stream), "cublasSetStream");
+  // cublasSetStream puts the default workspace back: set ours after it.
+  cublasCheck(cublasSetWorkspace(handle_, workspace_, kWorkspaceBytes), "cublasSetWorkspace");
+  if (!w.epilogue) {
+    issueProduct(w, w.c, stream);
+    return;
+  }
+  if (!w.c) {
+    // Nothing reads the sum: at most the product, for Ruby.
+    if (w.product)
+      issueProduct(w, w.product, stream);
+    return;
+  }
+  if (r.lt) {
+    issueLt(w, r, stream);
+    ++Stats::get().library_epilogues;
+    return;
+  }
+  void *product = w.product ? w.product : w.c;
+  issueProduct(w, product, stream);
+  addAddend(w, product, stream);
+  ++Stats::get().library_epilogue_adds;
+}
+
+void CublasMatmul::enqueue(const MatmulWork &w, cudaStream_t stream) {
+  issue(w, route(w), stream);
+}
 
 cudaGraph_t CublasMatmul::capture(const MatmulWork &w) {
   for (const Captured &c : captures_)
@@ -175,12 +431,12 @@ cudaGraph_t CublasMatmul::capture(const MatmulWork &w) {
 }
 
 cudaGraph_t CublasMatmul::captureNew(const MatmulWork &w) {
-  open();
+  Route r = route(w);
   cudaCheck(cudaStreamBeginCapture(captureStream_, cudaStreamCaptureModeRelaxed),
             "cudaStreamBeginCapture");
   cudaGraph_t g = nullptr;
   try {
-    issue(w, captureStream_);
+    issue(w, r, captureStream_);
   } catch (...) {
     if (cudaStreamEndCapture(captureStream_, &g) == cudaSuccess && g)
       cudaGraphDestroy(g);
