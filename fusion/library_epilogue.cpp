@@ -82,10 +82,14 @@ const Node *libraryAddend(const Node *product, const Node *consumer) {
   if (!residual && !bias)
     return nullptr;
   // Pending values are stored row-major by the plan; a materialized one
-  // lies where its layout says.
+  // lies where its layout says. What cuBLASLt reads as a bias must run
+  // along cuBLAS's rows, which takes a matrix b (a full-shape addend with
+  // a broadcast axis reads as one too).
   if (o->isMaterialized()) {
     const Layout &l = o->layout();
-    if (!addendKind(shape, broadcastStrides(l.shape, l.strides, shape)))
+    std::optional<LibraryEpilogueKind> kind =
+        addendKind(shape, broadcastStrides(l.shape, l.strides, shape));
+    if (!kind || (*kind == LibraryEpilogueKind::Bias && product->input(1)->ndim() < 2))
       return nullptr;
   }
   return o;
@@ -133,7 +137,7 @@ std::optional<LibraryEpilogue> libraryEpilogueOf(const Kernel &k) {
   if (result.dtype != t || sum.dtype != t || addend.dtype != t || addend.index.basis != 0)
     return std::nullopt;
   std::optional<LibraryEpilogueKind> kind = addendKind(k.domain, addend.index.strides);
-  if (!kind)
+  if (!kind || (*kind == LibraryEpilogueKind::Bias && k.operandShapes[1].size() < 2))
     return std::nullopt;
   LibraryEpilogue e{*kind, addend, Store(), std::nullopt};
   bool sumStored = false;

@@ -6,9 +6,11 @@
 // alpha * acc + bias (its BIAS epilogue, the bias broadcast along the
 // result's rows) or alpha * acc + beta * C with C the addend and beta 1.
 //
-// Fusion never changes an answer, so a consumer joins only where cuBLASLt
-// computes exactly what was written (fusion/epilogue.h has the generated
-// kernel's wider rule for small products):
+// Fusion never changes an answer but by the order of a reduction (the
+// product's own sum: cuBLASLt and cublasGemmEx may pick kernels that split
+// k differently), so a consumer joins only where cuBLASLt adds exactly what
+// was written (fusion/epilogue.h has the generated kernel's wider rule for
+// small products):
 // - an add of the product and an addend of its class: a bias along the
 //   last axis (the same vector for every row) or an array of its shape;
 // - SFloat and DFloat only: cuBLASLt adds in the compute type, which for

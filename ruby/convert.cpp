@@ -288,6 +288,32 @@ void store(VALUE v, DType dtype, llvm::ArrayRef<int64_t> shape, char *dst,
 
 } // namespace
 
+VALUE expandRanges(VALUE v, const char *op) {
+  if (!RB_TYPE_P(v, T_ARRAY))
+    return v;
+  long n = RARRAY_LEN(v);
+  VALUE out = rb_ary_new_capa(n);
+  bool changed = false;
+  for (long i = 0; i < n; ++i) {
+    VALUE e = rb_ary_entry(v, i);
+    if (rb_obj_is_kind_of(e, rb_cRange) || rb_obj_is_kind_of(e, cArithSeq)) {
+      VALUE begin, end;
+      int exclusive;
+      if (rb_obj_is_kind_of(e, rb_cRange) && rb_range_values(e, &begin, &end, &exclusive) &&
+          (NIL_P(begin) || NIL_P(end)))
+        rb_raise(rb_eArgError, "[%s] a range without both ends has no elements to list: %" PRIsVALUE,
+                 op, e);
+      rb_ary_concat(out, rb_funcall(e, rb_intern("to_a"), 0));
+      changed = true;
+    } else {
+      VALUE x = expandRanges(e, op);
+      changed = changed || x != e;
+      rb_ary_push(out, x);
+    }
+  }
+  return changed ? out : v;
+}
+
 HostArray hostArrayFrom(VALUE ary, DType dtype, const char *op) {
   HostArray h;
   measure(ary, 0, h.shape);

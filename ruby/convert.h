@@ -50,6 +50,11 @@ VALUE elementToRuby(DType dtype, const void *p);
 /// Nested Ruby Arrays from dense row-major elements (0-dim: the element).
 VALUE toRubyArray(DType dtype, llvm::ArrayRef<int64_t> shape, const char *data);
 
+/// `v` with every Range or step sequence inside its Arrays replaced by its
+/// elements, in place (Numo reads Int32[0..4] as [0, 1, 2, 3, 4]); `v`
+/// itself when it holds none. ArgumentError naming `op` for an endless one.
+VALUE expandRanges(VALUE v, const char *op);
+
 /// Dense row-major elements of a nested Ruby Array, converted to `dtype`.
 /// Ragged rows are padded with zeros, as Numo pads them.
 struct HostArray {

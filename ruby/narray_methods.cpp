@@ -94,7 +94,7 @@ VALUE castTo(VALUE obj, DType t, const char *op) {
     return wrapNode(guarded([&] { return fillNode(t, {}, s); }));
   }
   if (RB_TYPE_P(obj, T_ARRAY)) {
-    HostArray h = hostArrayFrom(obj, t, op);
+    HostArray h = hostArrayFrom(expandRanges(obj, op), t, op);
     return wrapNode(guarded([&] { return uploadNode(t, h.shape, h.bytes.data()); }));
   }
   rb_raise(eCastError, "[%s] cannot cast %" PRIsVALUE " to %" PRIsVALUE, op,
@@ -106,7 +106,7 @@ VALUE castMethod(VALUE klass, VALUE obj) {
 }
 
 VALUE bracketMethod(int argc, VALUE *argv, VALUE klass) {
-  VALUE ary = rb_ary_new_from_values(argc, argv);
+  VALUE ary = expandRanges(rb_ary_new_from_values(argc, argv), "[]");
   DType t;
   if (klass == cNArray)
     t = inferDType(ary);

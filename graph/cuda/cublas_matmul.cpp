@@ -11,7 +11,9 @@
 #include <cuComplex.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -111,6 +113,37 @@ template <class T> void setAttribute(cublasLtMatmulDesc_t d, cublasLtMatmulDescA
 class LtOperation {
 public:
   LtOperation(const MatmulWork &w, const BlasGemm &g, const BlasTypes &t) {
+    try {
+      build(w, g, t);
+    } catch (...) {
+      release(); // a constructor that throws runs no destructor
+      throw;
+    }
+  }
+  ~LtOperation() { release(); }
+  LtOperation(const LtOperation &) = delete;
+  LtOperation &operator=(const LtOperation &) = delete;
+
+  /// The alignment in bytes (a power of two, at most 256) cuBLASLt may
+  /// assume of each matrix over every matrix of the call: A, B, C, D.
+  std::array<uint32_t, 4> alignments(const BlasGemm &g, size_t elementBytes) const {
+    auto of = [&](const void *p, int64_t stride) {
+      uint64_t bits = reinterpret_cast<uintptr_t>(p) | 256;
+      if (g.batch > 1)
+        bits |= uint64_t(stride) * elementBytes;
+      return uint32_t(bits & (~bits + 1)); // the lowest set bit
+    };
+    return {of(first, g.strideFirst), of(second, g.strideSecond), of(c, g.strideC),
+            of(d, g.strideC)};
+  }
+
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t aDesc = nullptr, bDesc = nullptr, cDesc = nullptr, dDesc = nullptr;
+  const void *first = nullptr, *second = nullptr, *c = nullptr;
+  void *d = nullptr;
+
+private:
+  void build(const MatmulWork &w, const BlasGemm &g, const BlasTypes &t) {
     size_t e = sizeOf(w.dtype);
     first = at(w.b, g.offFirst, e);
     second = at(w.a, g.offSecond, e);
@@ -137,22 +170,17 @@ public:
     layout(&cDesc, t.data, g.m, g.n, g.ldc, g.batch, g.strideC);
     layout(&dDesc, t.data, g.m, g.n, g.ldc, g.batch, g.strideC);
   }
-  ~LtOperation() {
-    for (cublasLtMatrixLayout_t l : {aDesc, bDesc, cDesc, dDesc})
-      if (l)
-        cublasLtMatrixLayoutDestroy(l);
-    if (desc)
+  void release() {
+    for (cublasLtMatrixLayout_t *l : {&aDesc, &bDesc, &cDesc, &dDesc})
+      if (*l) {
+        cublasLtMatrixLayoutDestroy(*l);
+        *l = nullptr;
+      }
+    if (desc) {
       cublasLtMatmulDescDestroy(desc);
+      desc = nullptr;
+    }
   }
-  LtOperation(const LtOperation &) = delete;
-  LtOperation &operator=(const LtOperation &) = delete;
-
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t aDesc = nullptr, bDesc = nullptr, cDesc = nullptr, dDesc = nullptr;
-  const void *first = nullptr, *second = nullptr, *c = nullptr;
-  void *d = nullptr;
-
-private:
   static void layout(cublasLtMatrixLayout_t *l, cudaDataType_t type, int64_t rows,
                      int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
     cublasCheck(cublasLtMatrixLayoutCreate(l, type, uint64_t(rows), uint64_t(cols), ld),
@@ -227,13 +255,17 @@ CublasMatmul::~CublasMatmul() {
 }
 
 void CublasMatmul::open() {
+  // handle_ is set last: a failure part-way leaves nothing half open.
   if (handle_)
     return;
+  if (!lt_)
+    cublasCheck(cublasLtCreate(&lt_), "cublasLtCreate");
+  if (!workspace_)
+    cudaCheck(cudaMalloc(&workspace_, kWorkspaceBytes), "cudaMalloc");
+  if (!captureStream_)
+    cudaCheck(cudaStreamCreateWithFlags(&captureStream_, cudaStreamNonBlocking),
+              "cudaStreamCreate");
   cublasCheck(cublasCreate(&handle_), "cublasCreate");
-  cublasCheck(cublasLtCreate(&lt_), "cublasLtCreate");
-  cudaCheck(cudaMalloc(&workspace_, kWorkspaceBytes), "cudaMalloc");
-  cudaCheck(cudaStreamCreateWithFlags(&captureStream_, cudaStreamNonBlocking),
-            "cudaStreamCreate");
 }
 
 void CublasMatmul::issueProduct(const MatmulWork &w, void *out, cudaStream_t stream) {
@@ -262,27 +294,49 @@ void CublasMatmul::issueProduct(const MatmulWork &w, void *out, cudaStream_t str
 
 bool CublasMatmul::findLtAlgos(const MatmulWork &w, Route &r) {
   bool residual = w.epilogueKind == LibraryEpilogueKind::Residual;
+  // A bias cuBLASLt would read under 16-byte alignment has faulted
+  // elsewhere (its address is not among the alignments it is told).
+  if (!residual && reinterpret_cast<uintptr_t>(w.addend) % 16 != 0)
+    return false;
   BlasTypes t = blasTypes(w.dtype, w.alpha, w.tf32, residual ? 1 : 0);
-  cublasLtMatmulPreference_t pref = nullptr;
-  cublasCheck(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
-  uint64_t workspace = kWorkspaceBytes;
-  cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace));
-  bool found = st == CUBLAS_STATUS_SUCCESS;
-  for (size_t i = 0; found && i < w.calls.size(); ++i) {
-    LtOperation o(w, w.calls[i], t);
-    cublasLtMatmulHeuristicResult_t result{};
-    int count = 0;
-    // NOT_SUPPORTED (or no result) means no algorithm for this call: the
-    // product and a second call compute it instead.
-    st = cublasLtMatmulAlgoGetHeuristic(lt_, o.desc, o.aDesc, o.bDesc, o.cDesc, o.dDesc, pref,
-                                        1, &result, &count);
-    found = st == CUBLAS_STATUS_SUCCESS && count > 0 && result.state == CUBLAS_STATUS_SUCCESS;
-    if (found)
+  size_t e = sizeOf(w.dtype);
+  try {
+    for (const BlasGemm &g : w.calls) {
+      LtOperation o(w, g, t);
+      // The heuristic sees layouts, not addresses: unless told, it assumes
+      // 256-byte alignment and may pick a kernel a view's offset breaks.
+      std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, cublasStatus_t (*)(
+                                                           cublasLtMatmulPreference_t)>
+          pref(nullptr, cublasLtMatmulPreferenceDestroy);
+      cublasLtMatmulPreference_t raw = nullptr;
+      cublasCheck(cublasLtMatmulPreferenceCreate(&raw), "cublasLtMatmulPreferenceCreate");
+      pref.reset(raw);
+      auto prefer = [&](cublasLtMatmulPreferenceAttributes_t a, auto v) {
+        cublasCheck(cublasLtMatmulPreferenceSetAttribute(raw, a, &v, sizeof(v)),
+                    "cublasLtMatmulPreferenceSetAttribute");
+      };
+      prefer(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(kWorkspaceBytes));
+      std::array<uint32_t, 4> align = o.alignments(g, e);
+      prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align[0]);
+      prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align[1]);
+      prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align[2]);
+      prefer(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align[3]);
+      cublasLtMatmulHeuristicResult_t result{};
+      int count = 0;
+      // NOT_SUPPORTED (or no result) means no algorithm for this call:
+      // the product and a second call compute the sum instead.
+      cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_, o.desc, o.aDesc, o.bDesc, o.cDesc,
+                                                         o.dDesc, raw, 1, &result, &count);
+      if (st != CUBLAS_STATUS_SUCCESS || count == 0 || result.state != CUBLAS_STATUS_SUCCESS)
+        return false;
       r.algos.push_back(result.algo);
+    }
+  } catch (const Error &) {
+    // A descriptor cuBLASLt refused: the fallback needs none of them.
+    cudaGetLastError();
+    return false;
   }
-  cublasLtMatmulPreferenceDestroy(pref);
-  return found;
+  return true;
 }
 
 void CublasMatmul::issueLt(const MatmulWork &w, const Route &r, cudaStream_t stream) {
@@ -367,6 +421,9 @@ void CublasMatmul::ensureOnes(DType t, int64_t n) {
     }
   }
   cudaCheck(cudaMemcpy(p, host.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+  // From pageable memory the copy may return before the data lands, and
+  // the executor's non-blocking stream is not ordered after it.
+  cudaCheck(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   o.data = p;
   o.count = count;
 }

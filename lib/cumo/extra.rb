@@ -3,10 +3,86 @@
 # Numo's methods that numo/narray/extra.rb and its typed classes define on
 # top of the core ones, written here on Cumo's public API (so they record
 # ops like any user code, and both executors run them): copy, trace,
-# tril/triu and their indices, poly, each_over_axis, at, nearly_eq.
+# tril/triu and their indices, diag and diag_indices, diff, poly,
+# rad2deg/deg2rad, each_over_axis, at, nearly_eq; Bit's count aliases.
+# lib/cumo/editing.rb has append, delete, insert and store;
+# lib/cumo/statistics.rb percentile and cov; lib/cumo/parsing.rb asarray
+# and parse.
 module Cumo
   class NArray
     alias copy dup
+
+    # Angles in radians as degrees, and back (a Ruby Float factor: an
+    # integer array answers DFloat, as Numo's does).
+    def rad2deg = self * (180 / Math::PI)
+    def deg2rad = self * (Math::PI / 180)
+
+    # A stack of square matrices (the last axis grown by |k|) with this
+    # array along their k-th diagonal and zeros elsewhere.
+    def diag(k = 0)
+      k = integer_k("diag", k)
+      raise Cumo::NArray::ShapeError, "[diag] needs an array of 1 or more dimensions" if ndim.zero?
+
+      n = shape[-1] + k.abs
+      out = self.class.zeros(*shape[0..-2], n, n)
+      out.diagonal(k).store(self)
+      out
+    end
+
+    # Flat indices of the k-th diagonal of the last two axes' m x n matrix.
+    def diag_indices(k = 0)
+      raise Cumo::NArray::ShapeError, "[diag_indices] needs an array of 2 or more dimensions" if ndim < 2
+
+      NArray.diag_indices(*shape[-2..], integer_k("diag_indices", k))
+    end
+
+    # The n-th differences along `axis`: out[i] = sum over j of
+    # (-1)**(n-j) * C(n, j) * a[i + j], accumulated from j = n down, in the
+    # array's class, as Numo computes them (so a float answer is Numo's
+    # bit for bit, not that of n first differences).
+    def diff(n = 1, axis: -1)
+      n = integer_k("diff", n)
+      axis = axis_index("diff", axis)
+      length = shape[axis]
+      raise Cumo::NArray::ShapeError, "[diff] n=#{n} is invalid for shape[#{axis}]=#{length}" if n.negative? || n >= length
+
+      along = ->(range) { self[*Array.new(ndim) { |d| d == axis ? range : true }] }
+      out = along.call(n..).dup
+      (n - 1).downto(0) do |j|
+        coefficient = (n - j).odd? ? -binomial(n, j) : binomial(n, j)
+        out = out + along.call(j..(j + length - n - 1)) * coefficient
+      end
+      out
+    end
+
+    class << self
+      # Flat indices of the k-th diagonal of an m x n matrix.
+      def diag_indices(m, n, k = 0)
+        offsets("diag_indices", m, n, k).eq(0).where
+      end
+
+      # Flat indices of an m x n matrix on and below its k-th diagonal.
+      def tril_indices(m, n, k = 0)
+        (offsets("tril_indices", m, n, k) <= 0).where
+      end
+
+      # Flat indices of an m x n matrix on and above its k-th diagonal.
+      def triu_indices(m, n, k = 0)
+        (offsets("triu_indices", m, n, k) >= 0).where
+      end
+
+      private
+
+      # column - row - k over an m x n matrix.
+      def offsets(op, m, n, k)
+        [m, n, k].each do |v|
+          raise TypeError, "[#{op}] m, n and k must be Integers, not #{v.class}" unless v.is_a?(Integer)
+        end
+        raise ArgumentError, "[#{op}] m and n must not be negative: #{m}, #{n}" if m.negative? || n.negative?
+
+        Int64.new(1, n).seq - Int64.new(m, 1).seq - k
+      end
+    end
 
     # The sum of the diagonal (`diagonal(offset, axes)`) along its last
     # axis: a 0-dim array for a matrix.
@@ -94,6 +170,8 @@ module Cumo
 
     private
 
+    def binomial(n, k) = (1..k).reduce(1) { |acc, i| acc * (n - k + i) / i }
+
     def integer_k(op, k)
       raise TypeError, "[#{op}] k must be an Integer, not #{k.class}" unless k.is_a?(Integer)
 
@@ -126,6 +204,13 @@ module Cumo
       mask = lower ? diagonal_offset <= k : diagonal_offset >= k
       ndim == 2 ? mask : mask.reshape(*([1] * (ndim - 2)), m, n).tile(*shape[0..-3], 1, 1)
     end
+  end
+
+  # Numo's names for Bit's counts.
+  class Bit
+    alias count count_true
+    alias count_1 count_true
+    alias count_0 count_false
   end
 
   # nearly_eq: |a - b| <= (|a| + |b|) * 2 * epsilon of the class, elementwise

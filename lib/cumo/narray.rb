@@ -6,6 +6,9 @@
 require "cumo_ext"
 require_relative "products"
 require_relative "extra"
+require_relative "editing"
+require_relative "statistics"
+require_relative "parsing"
 
 module Cumo
   VERSION = "0.1.0"
