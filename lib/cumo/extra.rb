@@ -41,7 +41,7 @@ module Cumo
     # array's class, as Numo computes them (so a float answer is Numo's
     # bit for bit, not that of n first differences).
     def diff(n = 1, axis: -1)
-      n = integer_k("diff", n)
+      raise TypeError, "[diff] n must be an Integer, not #{n.class}" unless n.is_a?(Integer)
       axis = axis_index("diff", axis)
       length = shape[axis]
       raise Cumo::NArray::ShapeError, "[diff] n=#{n} is invalid for shape[#{axis}]=#{length}" if n.negative? || n >= length

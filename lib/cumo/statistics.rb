@@ -34,7 +34,11 @@ module Cumo
     def cov(y = nil, ddof: 1, fweights: nil, aweights: nil)
       raise TypeError, "[cov] ddof must be an Integer, not #{ddof.class}" unless ddof.is_a?(Integer)
 
-      m = y.nil? ? self : NArray.vstack([self, y])
+      unless y.nil? || y.is_a?(NArray) || y.is_a?(Array)
+        raise TypeError, "[cov] y must be an NArray or an Array, not #{y.class}"
+      end
+
+      m = y.nil? ? self : NArray.vstack([self, y.is_a?(NArray) ? y : self.class.cast(y)])
       weights = [fweights, aweights].compact.map { |w| cov_weights(w, m) }
       w = weights.reduce(:*)
       if w

@@ -139,6 +139,37 @@ class TestEditing < Minitest::Test
     assert_raises(ShapeError) { m.cov(fweights: [1, 2]) }
   end
 
+  # Each names the method, at the call.
+  def test_bad_arguments
+    a = D.new(3, 4).seq
+    {
+      -> { a.insert("x", 1) } => [TypeError, /\[insert\] positions/],
+      -> { a.insert(1, Object.new) } => [TypeError, /\[insert\] expected/],
+      -> { a.insert(99, 5) } => [IndexError, /\[insert\] position 99/],
+      -> { a.insert([1, 2.5], 5) } => [TypeError, /\[insert\] positions must be Integers/],
+      -> { a.delete(nil) } => [TypeError, /\[delete\] positions/],
+      -> { a.delete(99) } => [IndexError, /\[delete\] position 99/],
+      -> { a.delete(1, "a") } => [TypeError, /\[delete\] axis/],
+      -> { a.delete(D[1]) } => [TypeError, /\[delete\] positions must be integers/],
+      -> { a.append(Object.new) } => [TypeError, /\[append\]/],
+      -> { a.diff(1.5) } => [TypeError, /\[diff\] n must be an Integer/],
+      -> { a.diff(axis: "x") } => [TypeError, /\[diff\] axis/],
+      -> { a.diag("k") } => [TypeError, /\[diag\]/],
+      -> { a.percentile(nil) } => [TypeError, /\[percentile\]/],
+      -> { a.percentile(50, axis: 7) } => [ArgumentError, /\[percentile\] axis 7/],
+      -> { a.cov(ddof: "a") } => [TypeError, /\[cov\] ddof/],
+      -> { a.cov(Object.new) } => [TypeError, /\[cov\] y/],
+      -> { a.cov(aweights: [1, -1, 1, 1]) } => [ArgumentError, /\[cov\] weights/],
+      -> { D.parse(nil) } => [TypeError, /\[parse\]/],
+      -> { a.store(Object.new) } => [TypeError, /\[store\]/],
+      -> { Cumo::NArray.tril_indices(-1, 2) } => [ArgumentError, /\[tril_indices\]/],
+    }.each do |call, (error, message)|
+      e = assert_raises(error) { call.call }
+      assert_match message, e.message
+    end
+    assert_equal D.new(3, 4).seq.to_a, a.to_a, "nothing was written"
+  end
+
   def test_asarray_and_parse
     assert_equal [3], Cumo::NArray.asarray(3).to_a
     assert_equal [2, 3, 4], I.asarray(2..4).to_a
