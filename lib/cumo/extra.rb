@@ -55,6 +55,22 @@ module Cumo
       out
     end
 
+    # The elements as strings, nested as to_a nests them: `fmt % element`,
+    # or without a format Numo's own (%g for floats, %d for integers and
+    # Bit, %g%+gi for complex numbers).
+    def format_to_a(fmt = nil)
+      raise TypeError, "[format_to_a] the format must be a String, not #{fmt.class}" unless fmt.nil? || fmt.is_a?(String)
+
+      convert = lambda do |v|
+        next v.map(&convert) if v.is_a?(Array)
+        next fmt % v if fmt
+        next Kernel.format("%g%+gi", v.real, v.imaginary) if v.is_a?(Complex)
+
+        v.is_a?(Integer) ? v.to_s : Kernel.format("%g", v)
+      end
+      convert.call(to_a)
+    end
+
     class << self
       # Flat indices of the k-th diagonal of an m x n matrix.
       def diag_indices(m, n, k = 0)

@@ -9,6 +9,7 @@ require_relative "extra"
 require_relative "editing"
 require_relative "statistics"
 require_relative "parsing"
+require_relative "byte_order"
 
 module Cumo
   VERSION = "0.1.0"
