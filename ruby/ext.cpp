@@ -365,6 +365,7 @@ extern "C" __attribute__((visibility("default"))) void Init_cumo_ext() {
   initLayoutMethods();
   initConstructionMethods();
   initIOMethods();
+  initUserKernels();
   initPlan();
   initCumoModule();
 }

@@ -205,5 +205,6 @@ void initHostHooks();
 void initLayoutMethods();
 void initConstructionMethods();
 void initIOMethods();
+void initUserKernels();
 
 } // namespace cumo::rb

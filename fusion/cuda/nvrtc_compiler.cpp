@@ -232,6 +232,132 @@ std::string NvrtcCompiler::diskCacheDir() {
 void NvrtcCompiler::clearMemoryCacheForTesting() {
   std::lock_guard<std::mutex> lock(mutex_);
   memory_.clear();
+  programs_.clear();
+}
+
+namespace {
+
+/// A user program's disk entry payload: the lowered names, each ended by
+/// a NUL, after their count and a newline; then the cubin.
+std::string packProgram(const NvrtcCompiler::Program &p) {
+  std::string out = std::to_string(p.lowered.size()) + "\n";
+  for (const std::string &name : p.lowered) {
+    out += name;
+    out += '\0';
+  }
+  return out + p.cubin;
+}
+
+bool unpackProgram(const std::string &data, size_t names, NvrtcCompiler::Program &p) {
+  size_t at = data.find('\n');
+  if (at == std::string::npos || data.compare(0, at, std::to_string(names)) != 0)
+    return false;
+  ++at;
+  p.lowered.clear();
+  for (size_t i = 0; i < names; ++i) {
+    size_t end = data.find('\0', at);
+    if (end == std::string::npos)
+      return false;
+    p.lowered.push_back(data.substr(at, end - at));
+    at = end + 1;
+  }
+  p.cubin = data.substr(at);
+  return !p.cubin.empty();
+}
+
+} // namespace
+
+NvrtcCompiler::Program NvrtcCompiler::compileProgram(const std::string &source,
+                                                     llvm::ArrayRef<std::string> options,
+                                                     llvm::ArrayRef<std::string> nameExpressions,
+                                                     int ccMajor, int ccMinor) {
+  std::string arch = archName(ccMajor, ccMinor);
+  std::string key = "cumo-user-program-v1";
+  auto add = [&](std::string_view part) {
+    key += '\0';
+    key += std::to_string(part.size());
+    key += ':';
+    key.append(part.data(), part.size());
+  };
+  add(source);
+  add(std::to_string(options.size()));
+  for (const std::string &o : options)
+    add(o);
+  add(std::to_string(nameExpressions.size()));
+  for (const std::string &n : nameExpressions)
+    add(n);
+  add(arch);
+  add(nvrtcVersionString());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = programs_.find(key); it != programs_.end())
+      return it->second;
+  }
+  std::string dir = diskCacheDir();
+  std::string path = dir.empty() ? "" : dir + "/" + hex(sha256(key)) + ".program";
+  Program p;
+  std::string payload;
+  if (!path.empty() && readEntry(path, payload) &&
+      unpackProgram(payload, nameExpressions.size(), p)) {
+    count(Found::OnDisk);
+  } else {
+    p = compileUser(source, options, nameExpressions, arch);
+    count(Found::Compiled);
+    if (!path.empty())
+      writeEntry(path, packProgram(p));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  programs_.emplace(std::move(key), p);
+  return p;
+}
+
+NvrtcCompiler::Program NvrtcCompiler::compileUser(const std::string &source,
+                                                  llvm::ArrayRef<std::string> options,
+                                                  llvm::ArrayRef<std::string> nameExpressions,
+                                                  const std::string &arch) {
+  ProgramGuard guard;
+  nvrtcCheck(nvrtcCreateProgram(&guard.prog, source.c_str(), "user_program.cu", 0, nullptr,
+                                nullptr),
+             "nvrtcCreateProgram");
+  for (const std::string &n : nameExpressions)
+    nvrtcCheck(nvrtcAddNameExpression(guard.prog, n.c_str()), "nvrtcAddNameExpression " + n);
+  std::vector<const char *> opts;
+  bool namesArch = false;
+  for (const std::string &o : options) {
+    opts.push_back(o.c_str());
+    namesArch = namesArch || o.rfind("-arch", 0) == 0 || o.rfind("--gpu-architecture", 0) == 0;
+  }
+  std::string archOption = "--gpu-architecture=" + arch;
+  if (!namesArch)
+    opts.push_back(archOption.c_str());
+  nvrtcResult r = nvrtcCompileProgram(guard.prog, int(opts.size()), opts.data());
+  if (r != NVRTC_SUCCESS) {
+    std::string log;
+    size_t size = 0;
+    if (nvrtcGetProgramLogSize(guard.prog, &size) == NVRTC_SUCCESS && size > 1) {
+      log.resize(size);
+      if (nvrtcGetProgramLog(guard.prog, log.data()) != NVRTC_SUCCESS)
+        log.clear();
+      while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
+        log.pop_back();
+    }
+    throw Error(ErrorKind::Nvrtc, "[compile_with_cache] " + std::string(nvrtcGetErrorString(r)) +
+                                      (log.empty() ? "" : ":\n" + log));
+  }
+  Program p;
+  for (const std::string &n : nameExpressions) {
+    const char *lowered = nullptr;
+    nvrtcCheck(nvrtcGetLoweredName(guard.prog, n.c_str(), &lowered), "nvrtcGetLoweredName " + n);
+    p.lowered.push_back(lowered);
+  }
+  size_t size = 0;
+  nvrtcResult cubinSize = nvrtcGetCUBINSize(guard.prog, &size);
+  if (cubinSize != NVRTC_SUCCESS || size == 0)
+    throw Error(ErrorKind::Nvrtc, "[compile_with_cache] no cubin: the options asked for a "
+                                  "virtual architecture (compute_XX) rather than sm_XX");
+  p.cubin.resize(size);
+  nvrtcCheck(nvrtcGetCUBIN(guard.prog, p.cubin.data()), "nvrtcGetCUBIN");
+  return p;
 }
 
 std::string NvrtcCompiler::compileToCubin(const KernelSource &src, int ccMajor,

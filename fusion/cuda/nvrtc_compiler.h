@@ -33,6 +33,22 @@ public:
   std::vector<std::string> compileAll(llvm::ArrayRef<KernelSource> sources,
                                       int ccMajor, int ccMinor);
 
+  /// A user's program (Cumo::CUDA::Compiler#compile_with_cache): its cubin
+  /// and, for each name expression ("kernel<float>"), the mangled name NVRTC
+  /// lowered it to.
+  struct Program {
+    std::string cubin;
+    std::vector<std::string> lowered;
+  };
+  /// `source` compiled with `options` for sm_<ccMajor><ccMinor> (unless
+  /// the options name an architecture), each of `nameExpressions` added
+  /// to the program first. Cached in memory and on disk as generated
+  /// kernels are; compile errors throw Error(ErrorKind::Nvrtc) with the
+  /// log.
+  Program compileProgram(const std::string &source, llvm::ArrayRef<std::string> options,
+                         llvm::ArrayRef<std::string> nameExpressions, int ccMajor,
+                         int ccMinor);
+
   /// The disk cache directory in use: $CUMO_CACHE_DIR, else
   /// ~/.cache/cumo/kernels. Empty when it cannot be used: it could not be
   /// created, or another user owns it, or others may write to it (a cubin
@@ -54,8 +70,12 @@ private:
   static void count(Found found);
   std::string compile(const KernelSource &src, const std::string &arch);
 
+  Program compileUser(const std::string &source, llvm::ArrayRef<std::string> options,
+                      llvm::ArrayRef<std::string> nameExpressions, const std::string &arch);
+
   std::mutex mutex_;
   std::unordered_map<std::string, std::string> memory_;
+  std::unordered_map<std::string, Program> programs_;
 };
 
 } // namespace cumo

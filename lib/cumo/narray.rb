@@ -10,6 +10,7 @@ require_relative "editing"
 require_relative "statistics"
 require_relative "parsing"
 require_relative "byte_order"
+require_relative "cuda"
 
 module Cumo
   VERSION = "0.1.0"

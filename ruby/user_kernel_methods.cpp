@@ -1,0 +1,227 @@
+// Cumo::CUDA::Module and Cumo::CUDA::Function: kernels users write in CUDA
+// C (graph/user_kernels.h). Glue only: lib/cumo/cuda.rb has the Compiler,
+// its module cache and launch's keywords; here a program is compiled, a
+// kernel looked up, and arguments turned into the bytes a kernel takes.
+#include "ruby/ruby_api.h"
+
+#include "graph/user_kernels.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cumo::rb {
+
+namespace {
+
+VALUE cModule, cFunction;
+
+struct ModuleData {
+  std::shared_ptr<UserProgram> program;
+};
+struct FunctionData {
+  std::shared_ptr<UserProgram> program;
+  std::string name, symbol;
+};
+
+template <class T> void freeData(void *p) { delete static_cast<T *>(p); }
+template <class T> size_t dataSize(const void *p) {
+  const auto *d = static_cast<const T *>(p);
+  return sizeof(T) + (d && d->program ? d->program->cubin().size() / 8 : 0);
+}
+
+const rb_data_type_t kModuleType = {
+    "Cumo::CUDA::Module",
+    {nullptr, freeData<ModuleData>, dataSize<ModuleData>, nullptr},
+    nullptr,
+    nullptr,
+    RUBY_TYPED_FREE_IMMEDIATELY,
+};
+const rb_data_type_t kFunctionType = {
+    "Cumo::CUDA::Function",
+    {nullptr, freeData<FunctionData>, dataSize<FunctionData>, nullptr},
+    nullptr,
+    nullptr,
+    RUBY_TYPED_FREE_IMMEDIATELY,
+};
+
+ModuleData &moduleOf(VALUE self) {
+  auto *d = static_cast<ModuleData *>(rb_check_typeddata(self, &kModuleType));
+  if (!d->program)
+    rb_raise(rb_eArgError, "[get_function] the module was unloaded");
+  return *d;
+}
+
+// (Every check that can raise runs before a C++ object that owns memory
+// exists in the frame: a Ruby raise skips destructors.)
+
+void checkStrings(VALUE ary, const char *op, const char *what) {
+  if (!RB_TYPE_P(ary, T_ARRAY))
+    rb_raise(rb_eTypeError, "[%s] %s must be an Array of Strings, not %" PRIsVALUE, op, what,
+             rb_obj_class(ary));
+  for (long i = 0; i < RARRAY_LEN(ary); ++i)
+    if (!RB_TYPE_P(rb_ary_entry(ary, i), T_STRING))
+      rb_raise(rb_eTypeError, "[%s] %s must be Strings, not %" PRIsVALUE, op, what,
+               rb_obj_class(rb_ary_entry(ary, i)));
+}
+
+std::vector<std::string> stringsOf(VALUE ary) {
+  std::vector<std::string> out;
+  for (long i = 0; i < RARRAY_LEN(ary); ++i) {
+    VALUE s = rb_ary_entry(ary, i);
+    out.emplace_back(RSTRING_PTR(s), size_t(RSTRING_LEN(s)));
+  }
+  return out;
+}
+
+/// Module.__compile(source, options, name_expressions): a new module.
+VALUE moduleCompile(VALUE klass, VALUE source, VALUE options, VALUE names) {
+  if (!RB_TYPE_P(source, T_STRING))
+    rb_raise(rb_eTypeError, "[compile_with_cache] the source must be a String, not %" PRIsVALUE,
+             rb_obj_class(source));
+  checkStrings(options, "compile_with_cache", "options");
+  checkStrings(names, "compile_with_cache", "name_expressions");
+  auto *d = new ModuleData;
+  VALUE obj = TypedData_Wrap_Struct(klass, &kModuleType, d);
+  DeferredRaise failure;
+  {
+    std::string src(RSTRING_PTR(source), size_t(RSTRING_LEN(source)));
+    std::vector<std::string> opts = stringsOf(options), exprs = stringsOf(names);
+    failure.engine([&] { d->program = compileUserProgram(src, opts, exprs); });
+  }
+  failure.raise();
+  return obj;
+}
+
+VALUE moduleGetFunction(VALUE self, VALUE name) {
+  if (!RB_TYPE_P(name, T_STRING))
+    rb_raise(rb_eTypeError, "[get_function] the name must be a String, not %" PRIsVALUE,
+             rb_obj_class(name));
+  ModuleData &m = moduleOf(self);
+  auto *f = new FunctionData{m.program, std::string(RSTRING_PTR(name), size_t(RSTRING_LEN(name))),
+                             std::string()};
+  VALUE obj = TypedData_Wrap_Struct(cFunction, &kFunctionType, f);
+  // (f is the object's: nothing in this frame owns memory.)
+  f->symbol = guarded([&] { return f->program->symbolOf(f->name); });
+  return obj;
+}
+
+VALUE moduleKernels(VALUE self) {
+  VALUE out = rb_ary_new();
+  for (const std::string &k : moduleOf(self).program->kernels())
+    rb_ary_push(out, rb_utf8_str_new(k.data(), long(k.size())));
+  return out;
+}
+
+/// Drops this object's hold on the program (its Functions keep theirs).
+VALUE moduleUnload(VALUE self) {
+  auto *d = static_cast<ModuleData *>(rb_check_typeddata(self, &kModuleType));
+  guarded([&] { d->program.reset(); });
+  return Qnil;
+}
+
+VALUE moduleLoaded(VALUE self) {
+  auto *d = static_cast<ModuleData *>(rb_check_typeddata(self, &kModuleType));
+  return d->program ? Qtrue : Qfalse;
+}
+
+FunctionData &functionOf(VALUE self) {
+  return *static_cast<FunctionData *>(rb_check_typeddata(self, &kFunctionType));
+}
+
+VALUE functionName(VALUE self) {
+  const std::string &n = functionOf(self).name;
+  return rb_utf8_str_new(n.data(), long(n.size()));
+}
+
+unsigned dimOf(VALUE dims, long i) {
+  VALUE v = rb_ary_entry(dims, i);
+  return unsigned(NUM2UINT(v));
+}
+
+/// Function#__launch(args, grid3, block3, shared_bytes): lib/cumo/cuda.rb
+/// checked the keywords; each argument becomes its bytes here.
+VALUE functionLaunch(VALUE self, VALUE args, VALUE grid, VALUE block, VALUE shared) {
+  Check_Type(args, T_ARRAY);
+  FunctionData &f = functionOf(self);
+  UserLaunchShape shape;
+  for (long i = 0; i < 3; ++i) {
+    shape.grid[i] = dimOf(grid, i);
+    shape.block[i] = dimOf(block, i);
+  }
+  shape.sharedBytes = size_t(NUM2ULL(shared));
+  // Every argument checked first (Ruby calls that may raise), then each
+  // turned into its bytes, the arrays' addresses inside the engine.
+  long n = RARRAY_LEN(args);
+  for (long i = 0; i < n; ++i) {
+    VALUE a = rb_ary_entry(args, i);
+    if (isNArray(a)) {
+      checkFrozen(a, "launch");
+    } else if (RB_INTEGER_TYPE_P(a)) {
+      if (!RB_FIXNUM_P(a))
+        (void)NUM2LL(a); // a RangeError past a long long
+    } else if (RB_TYPE_P(a, T_STRING)) {
+      if (RSTRING_LEN(a) == 0)
+        rb_raise(rb_eArgError, "[launch] argument %ld is an empty String", i);
+    } else if (!RB_FLOAT_TYPE_P(a)) {
+      rb_raise(rb_eTypeError,
+               "[launch] argument %ld must be a Cumo::NArray, an Integer, a Float or a "
+               "String of packed bytes, not %" PRIsVALUE,
+               i, rb_obj_class(a));
+    }
+  }
+  std::vector<std::string> bytes(static_cast<size_t>(n));
+  std::vector<long> arrays;
+  std::vector<ArrayHandle *> handles;
+  for (long i = 0; i < n; ++i) {
+    VALUE a = rb_ary_entry(args, i);
+    std::string &b = bytes[size_t(i)];
+    if (isNArray(a)) {
+      arrays.push_back(i);
+      handles.push_back(&handleOf(a, "launch"));
+    } else if (RB_INTEGER_TYPE_P(a)) {
+      long long v = NUM2LL(a);
+      b.assign(reinterpret_cast<const char *>(&v), sizeof(v));
+    } else if (RB_FLOAT_TYPE_P(a)) {
+      double v = RFLOAT_VALUE(a);
+      b.assign(reinterpret_cast<const char *>(&v), sizeof(v));
+    } else {
+      b.assign(RSTRING_PTR(a), size_t(RSTRING_LEN(a)));
+    }
+  }
+  DeferredRaise failure;
+  failure.engine([&] {
+    for (size_t k = 0; k < arrays.size(); ++k) {
+      void *p = writableDeviceAddress(*handles[k], "launch");
+      bytes[size_t(arrays[k])].assign(reinterpret_cast<const char *>(&p), sizeof(p));
+    }
+    launchUserKernel(*f.program, f.symbol, bytes, shape);
+  });
+  RB_GC_GUARD(args);
+  if (!failure.failed())
+    return Qnil;
+  bytes.clear();
+  bytes.shrink_to_fit();
+  arrays = {};
+  handles = {};
+  failure.raise();
+  return Qnil;
+}
+
+} // namespace
+
+void initUserKernels() {
+  cModule = rb_define_class_under(mCUDA, "Module", rb_cObject);
+  rb_undef_alloc_func(cModule);
+  rb_define_singleton_method(cModule, "__compile", RUBY_METHOD_FUNC(moduleCompile), 3);
+  rb_define_method(cModule, "get_function", RUBY_METHOD_FUNC(moduleGetFunction), 1);
+  rb_define_method(cModule, "kernels", RUBY_METHOD_FUNC(moduleKernels), 0);
+  rb_define_method(cModule, "__unload", RUBY_METHOD_FUNC(moduleUnload), 0);
+  rb_define_method(cModule, "loaded?", RUBY_METHOD_FUNC(moduleLoaded), 0);
+  cFunction = rb_define_class_under(mCUDA, "Function", rb_cObject);
+  rb_undef_alloc_func(cFunction);
+  rb_define_method(cFunction, "name", RUBY_METHOD_FUNC(functionName), 0);
+  rb_define_method(cFunction, "__launch", RUBY_METHOD_FUNC(functionLaunch), 4);
+}
+
+} // namespace cumo::rb
