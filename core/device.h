@@ -6,6 +6,7 @@
 #include "core/memory_pool.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace cumo {
@@ -38,6 +39,27 @@ struct DeviceErrors {
   uint32_t firstTag = kNoCheckTag;
 };
 
+/// A point in a device's queue, recorded after everything queued before
+/// it (Cumo::CUDA::Event). The CUDA device's is a timing event on its
+/// stream; the CPU device runs work as it is queued, so its is a reading
+/// of the host's clock.
+class DeviceEvent {
+public:
+  virtual ~DeviceEvent() = default;
+  /// Records it after everything queued so far.
+  virtual void record() = 0;
+  bool recorded() const { return recorded_; }
+  /// Waits until the work queued before it has run.
+  virtual void synchronize() = 0;
+  /// Whether that work has run, without waiting.
+  virtual bool done() = 0;
+  /// Milliseconds from `start` to this event (both recorded and done).
+  virtual double millisecondsSince(const DeviceEvent &start) const = 0;
+
+protected:
+  bool recorded_ = false;
+};
+
 class Device {
 public:
   virtual ~Device() = default;
@@ -53,6 +75,18 @@ public:
                       size_t bytes) = 0;
   /// Waits for everything queued.
   virtual void synchronize() = 0;
+
+  /// Copies that return at once, ordered after queued work, where the host
+  /// side is `allocatePinned` memory (the CPU device copies as it is asked).
+  virtual void downloadAsync(const Buffer &buffer, size_t offset, size_t bytes,
+                             void *dst) = 0;
+  virtual void uploadAsync(const Buffer &buffer, size_t offset, const void *src,
+                           size_t bytes) = 0;
+  /// Host memory the device copies to and from asynchronously (page-locked
+  /// on the CUDA device, where allocating it synchronizes the device).
+  virtual void *allocatePinned(size_t bytes) = 0;
+  virtual void freePinned(void *p) = 0;
+  virtual std::unique_ptr<DeviceEvent> newEvent() = 0;
 
   /// Two words kernels write when a check that needs device data fails (an
   /// integer divided by zero, an index array's value out of range): they

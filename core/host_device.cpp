@@ -1,8 +1,11 @@
 // The CPU executor's device: buffers in host memory, copies are memcpy.
 #include "core/device.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 namespace cumo {
 
@@ -16,6 +19,25 @@ public:
   }
   void deallocate(void *ptr, size_t) override { std::free(ptr); }
   const char *name() const override { return "host memory"; }
+};
+
+/// Work on the CPU device has run by the time it is queued: an event is
+/// the host clock when it was recorded.
+class HostEvent final : public DeviceEvent {
+public:
+  void record() override {
+    at_ = std::chrono::steady_clock::now();
+    recorded_ = true;
+  }
+  void synchronize() override {}
+  bool done() override { return true; }
+  double millisecondsSince(const DeviceEvent &start) const override {
+    const auto &s = static_cast<const HostEvent &>(start);
+    return std::chrono::duration<double, std::milli>(at_ - s.at_).count();
+  }
+
+private:
+  std::chrono::steady_clock::time_point at_;
 };
 
 class HostDevice final : public Device {
@@ -42,6 +64,21 @@ public:
       std::memcpy(static_cast<char *>(buffer.data()) + offset, src, bytes);
   }
   void synchronize() override {}
+  void downloadAsync(const Buffer &buffer, size_t offset, size_t bytes, void *dst) override {
+    download(buffer, offset, bytes, dst);
+  }
+  void uploadAsync(const Buffer &buffer, size_t offset, const void *src,
+                   size_t bytes) override {
+    upload(buffer, offset, src, bytes);
+  }
+  void *allocatePinned(size_t bytes) override {
+    void *p = std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) / 64 * 64);
+    if (!p)
+      throw std::bad_alloc();
+    return p;
+  }
+  void freePinned(void *p) override { std::free(p); }
+  std::unique_ptr<DeviceEvent> newEvent() override { return std::make_unique<HostEvent>(); }
   void *errorWord() override { return errorWords_; }
   DeviceErrors takeErrors() override {
     DeviceErrors e{errorWords_[0], errorWords_[1]};

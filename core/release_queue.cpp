@@ -1,6 +1,7 @@
 #include "core/release_queue.h"
 
 #include "core/array.h"
+#include "core/device.h"
 
 namespace cumo {
 
@@ -15,11 +16,25 @@ void ReleaseQueue::push(ArrayHandle *h) {
   ++count_;
 }
 
+void ReleaseQueue::pushPinned(void *host, std::unique_ptr<DeviceEvent> copy,
+                              Ref<Buffer> copying) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  pinned_.push_back({host, std::move(copy), std::move(copying)});
+  ++count_;
+}
+
 size_t ReleaseQueue::drain() {
+  std::vector<PinnedRelease> pinned;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     draining_.swap(queued_);
+    pinned.swap(pinned_);
     count_ = 0;
+  }
+  for (PinnedRelease &p : pinned) {
+    if (p.copy)
+      p.copy->synchronize();
+    currentDevice().freePinned(p.host);
   }
   size_t n = draining_.size();
   ArrayHandle *const *hs = draining_.data();

@@ -4,6 +4,9 @@
 // safe point (before recording, before a flush), never inside the GC.
 #pragma once
 
+#include "core/buffer.h"
+
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -11,13 +14,20 @@
 namespace cumo {
 
 class ArrayHandle;
+class DeviceEvent;
 
 class ReleaseQueue {
 public:
   static ReleaseQueue &get();
   /// From the GC: no allocation beyond the vector's, no Ruby, no CUDA.
   void push(ArrayHandle *h);
-  /// At a safe point: deletes every queued handle. Answers how many.
+  /// From the GC: a pinned host buffer (Cumo::CUDA::PinnedMemory) whose
+  /// copy in flight, if any, `copy` marks and whose array's memory
+  /// `copying` keeps; freed at the next safe point, after that copy (a
+  /// free of pinned memory waits for the device).
+  void pushPinned(void *host, std::unique_ptr<DeviceEvent> copy, Ref<Buffer> copying);
+  /// At a safe point: deletes every queued handle and frees every queued
+  /// pinned buffer. Answers how many handles.
   size_t drain();
   bool empty() const { return count_ == 0; }
   /// The ArrayHandle::reportedBytes of the handles drained since the last
@@ -28,6 +38,12 @@ private:
   std::mutex mutex_;
   std::vector<ArrayHandle *> queued_;
   std::vector<ArrayHandle *> draining_;
+  struct PinnedRelease {
+    void *host;
+    std::unique_ptr<DeviceEvent> copy;
+    Ref<Buffer> copying;
+  };
+  std::vector<PinnedRelease> pinned_;
   size_t count_ = 0;
   size_t releasedBytes_ = 0;
 };

@@ -4,7 +4,6 @@
 #include "core/error.h"
 #include "graph/cubin_symbols.h"
 #include "graph/engine.h"
-#include "ops/record.h"
 
 #include <algorithm>
 
@@ -87,15 +86,6 @@ std::shared_ptr<UserProgram> compileUserProgram(const std::string &source,
 
 namespace {
 
-/// Whether another array can see `n`'s values: the node held by more than
-/// its storage (another array's value, a pending op), its buffer by more
-/// than the node (a reshape's view of it), or the buffer not the node's
-/// own whole row-major block.
-bool sharedValue(const Node &n) {
-  return n.useCount() != 1 || !n.buffer() || n.buffer()->useCount() != 1 ||
-         n.buffer()->internal() || !n.layout().isWhole(n.size());
-}
-
 /// Cumo::CUDA::RuntimeError, as any CUDA call without a device answers.
 [[noreturn]] void needsGpu(const char *op) {
   opError(ErrorKind::Cuda, op,
@@ -105,31 +95,9 @@ bool sharedValue(const Node &n) {
 
 } // namespace
 
-void *writableDeviceAddress(ArrayHandle &a, const char *op) {
-  Engine &engine = Engine::get();
-  if (!engine.gpu())
+void requireGpu(const char *op) {
+  if (!Engine::get().gpu())
     needsGpu(op);
-  if (a.dtype() == DType::Bit)
-    opError(ErrorKind::Type, op, "Cumo::Bit packs its elements: a kernel cannot take one");
-  if (!a.layout().isContiguous())
-    opError(ErrorKind::Argument, op,
-            "an array handed to a kernel must be contiguous (dup it first)");
-  // Whatever is pending may read the old values (and an array never
-  // written gets its memory here).
-  engine.flush();
-  Storage &s = a.storage();
-  if (!s.current()->isMaterialized())
-    throw Error(ErrorKind::Internal, std::string("[") + op + "] an array still pending after a flush");
-  if (sharedValue(*s.current())) {
-    NodeRef copy = record(OpKind::Copy, s.dtype(), s.shape(), {s.currentRef()});
-    s.setCurrent(copy);
-    engine.flush();
-  }
-  const Node &n = *s.current();
-  if (!n.isMaterialized() || sharedValue(n))
-    throw Error(ErrorKind::Internal, std::string("[") + op + "] no buffer of its own for a kernel");
-  return static_cast<char *>(n.buffer()->data()) +
-         (n.layout().offset + a.layout().offset) * int64_t(sizeOf(a.dtype()));
 }
 
 #ifdef CUMO_HAVE_CUDA
@@ -170,8 +138,7 @@ bool parameterSizes(void *kernel, std::vector<size_t> &sizes) {
 void launchUserKernel(UserProgram &program, const std::string &symbol,
                       llvm::ArrayRef<std::string> args, const UserLaunchShape &shape) {
   Engine &engine = Engine::get();
-  if (!engine.gpu())
-    needsGpu("launch");
+  requireGpu("launch");
 #ifdef CUMO_HAVE_CUDA
   void *kernel = program.kernel(symbol);
   std::vector<size_t> sizes;

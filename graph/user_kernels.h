@@ -2,10 +2,8 @@
 // "Structs And Template Kernels"): compiled by NVRTC with the engine's
 // caches, launched on the stream the engine's own kernels use, after
 // everything recorded before them, so a kernel sees what came before and
-// what comes after sees it. A kernel may write any array it is handed: the
-// array first gets a buffer of its own (copied when another array shares
-// it), so the write shows only where Numo's semantics put it (the array and
-// its views).
+// what comes after sees it. A kernel may write any array it is handed
+// (graph/direct_access.h gives it memory of its own first).
 #pragma once
 
 #include "llvm/ADT/ArrayRef.h"
@@ -57,13 +55,10 @@ std::shared_ptr<UserProgram> compileUserProgram(const std::string &source,
                                                 llvm::ArrayRef<std::string> options,
                                                 llvm::ArrayRef<std::string> nameExpressions);
 
-/// The device address of `a`'s first element for a kernel that may write
-/// it (`op` names the caller in errors): everything pending computed, `a`'s
-/// storage materialized (memory allocated for one never written) and made
-/// its own (copied first when its buffer or value is shared with another
-/// array), its elements contiguous (ArgumentError otherwise). CUDA executor
-/// only (a Cuda error otherwise).
-void *writableDeviceAddress(ArrayHandle &a, const char *op);
+/// Raises Cumo::CUDA::RuntimeError naming `op` unless the engine runs on a
+/// GPU (an array handed to a kernel is graph/direct_access.h's
+/// writableElements).
+void requireGpu(const char *op);
 
 struct UserLaunchShape {
   unsigned grid[3] = {1, 1, 1};

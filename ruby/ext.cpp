@@ -366,6 +366,7 @@ extern "C" __attribute__((visibility("default"))) void Init_cumo_ext() {
   initConstructionMethods();
   initIOMethods();
   initUserKernels();
+  initDeviceQueue();
   initPlan();
   initCumoModule();
 }

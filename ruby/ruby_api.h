@@ -206,5 +206,6 @@ void initLayoutMethods();
 void initConstructionMethods();
 void initIOMethods();
 void initUserKernels();
+void initDeviceQueue();
 
 } // namespace cumo::rb

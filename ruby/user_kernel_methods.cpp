@@ -4,6 +4,7 @@
 // kernel looked up, and arguments turned into the bytes a kernel takes.
 #include "ruby/ruby_api.h"
 
+#include "graph/direct_access.h"
 #include "graph/user_kernels.h"
 
 #include <memory>
@@ -191,8 +192,9 @@ VALUE functionLaunch(VALUE self, VALUE args, VALUE grid, VALUE block, VALUE shar
   }
   DeferredRaise failure;
   failure.engine([&] {
+    requireGpu("launch"); // before any array is touched
     for (size_t k = 0; k < arrays.size(); ++k) {
-      void *p = writableDeviceAddress(*handles[k], "launch");
+      void *p = writableElements(*handles[k], "launch").address();
       bytes[size_t(arrays[k])].assign(reinterpret_cast<const char *>(&p), sizeof(p));
     }
     launchUserKernel(*f.program, f.symbol, bytes, shape);

@@ -106,7 +106,7 @@ TEST_CASE("without a GPU a launch is refused before anything runs") {
     return; // tests/ruby/test_user_kernels.rb launches on the GPU
   std::shared_ptr<UserProgram> p = compileUserProgram(kSource, {}, {});
   H y = upload(DType::SFloat, {4}, values<double>({1, 2, 3, 4}));
-  std::optional<Error> e = errorOf([&] { writableDeviceAddress(*y, "launch"); });
+  std::optional<Error> e = errorOf([&] { requireGpu("launch"); });
   REQUIRE(e);
   CHECK(e->kind() == ErrorKind::Cuda);
   CHECK(e->message().find("[launch] a CUDA kernel runs on the GPU") == 0);

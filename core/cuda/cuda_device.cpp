@@ -123,6 +123,81 @@ void CudaDevice::upload(const Buffer &buffer, size_t offset, const void *src,
             "cudaMemcpyAsync");
 }
 
+void CudaDevice::downloadAsync(const Buffer &buffer, size_t offset, size_t bytes, void *dst) {
+  if (bytes)
+    cudaCheck(cudaMemcpyAsync(dst, static_cast<const char *>(buffer.data()) + offset, bytes,
+                              cudaMemcpyDeviceToHost, stream_),
+              "cudaMemcpyAsync");
+}
+
+void CudaDevice::uploadAsync(const Buffer &buffer, size_t offset, const void *src,
+                             size_t bytes) {
+  if (bytes)
+    cudaCheck(cudaMemcpyAsync(static_cast<char *>(buffer.data()) + offset, src, bytes,
+                              cudaMemcpyHostToDevice, stream_),
+              "cudaMemcpyAsync");
+}
+
+void *CudaDevice::allocatePinned(size_t bytes) {
+  void *p = nullptr;
+  cudaCheck(cudaHostAlloc(&p, std::max<size_t>(bytes, 1), cudaHostAllocDefault),
+            "cudaHostAlloc");
+  return p;
+}
+
+void CudaDevice::freePinned(void *p) {
+  // (cudaFreeHost waits for the device: a copy in flight finishes first.)
+  if (p)
+    cudaCheck(cudaFreeHost(p), "cudaFreeHost");
+}
+
+namespace {
+
+/// A timing event recorded on the device's stream.
+class CudaEvent final : public DeviceEvent {
+public:
+  explicit CudaEvent(CudaDevice *device) : device_(device) {
+    cudaCheck(cudaEventCreate(&event_), "cudaEventCreate");
+  }
+  ~CudaEvent() override {
+    if (event_)
+      cudaEventDestroy(event_);
+  }
+  void record() override {
+    cudaCheck(cudaEventRecord(event_, device_->stream()), "cudaEventRecord");
+    recorded_ = true;
+  }
+  void synchronize() override {
+    if (recorded_)
+      device_->wait(event_);
+  }
+  bool done() override {
+    if (!recorded_)
+      return true;
+    cudaError_t err = cudaEventQuery(event_);
+    if (err == cudaErrorNotReady) {
+      cudaGetLastError();
+      return false;
+    }
+    cudaCheck(err, "cudaEventQuery");
+    return true;
+  }
+  double millisecondsSince(const DeviceEvent &start) const override {
+    float ms = 0;
+    cudaCheck(cudaEventElapsedTime(&ms, static_cast<const CudaEvent &>(start).event_, event_),
+              "cudaEventElapsedTime");
+    return ms;
+  }
+
+private:
+  CudaDevice *device_;
+  cudaEvent_t event_ = nullptr;
+};
+
+} // namespace
+
+std::unique_ptr<DeviceEvent> CudaDevice::newEvent() { return std::make_unique<CudaEvent>(this); }
+
 void CudaDevice::synchronize() {
   cudaError_t err = cudaSuccess;
   HostHooks::get().runBlocking([&] { err = cudaStreamSynchronize(stream_); });

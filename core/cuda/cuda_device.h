@@ -25,6 +25,12 @@ public:
   void upload(const Buffer &buffer, size_t offset, const void *src,
               size_t bytes) override;
   void synchronize() override;
+  void downloadAsync(const Buffer &buffer, size_t offset, size_t bytes, void *dst) override;
+  void uploadAsync(const Buffer &buffer, size_t offset, const void *src,
+                   size_t bytes) override;
+  void *allocatePinned(size_t bytes) override;
+  void freePinned(void *p) override;
+  std::unique_ptr<DeviceEvent> newEvent() override;
   void *errorWord() override { return errorWord_; }
   DeviceErrors takeErrors() override;
 

@@ -70,12 +70,13 @@ module Cumo
       # address (contiguous, not frozen; the kernel may write it), an
       # Integer a long long, a Float a double, a String its packed bytes
       # (["n"].pack("l") is an int). grid and block take one to three sizes;
-      # shared_mem is the dynamic shared memory in bytes. On the stream the
-      # engine's own kernels use (stream: nil).
+      # shared_mem is the dynamic shared memory in bytes. Cumo queues
+      # everything on one stream (lib/cumo/stream.rb), so any stream: orders
+      # it as the spec says.
       def launch(args, grid:, block:, shared_mem: 0, stream: nil)
         raise TypeError, "[launch] args must be an Array, not #{args.class}" unless args.is_a?(Array)
-        unless stream.nil?
-          raise ArgumentError, "[launch] stream: Cumo queues everything on one stream; pass nil"
+        unless stream.nil? || stream.is_a?(Stream)
+          raise TypeError, "[launch] stream: expects a Cumo::CUDA::Stream, not #{stream.class}"
         end
         unless shared_mem.is_a?(Integer) && shared_mem >= 0
           raise ArgumentError, "[launch] shared_mem must be a non-negative Integer, not #{shared_mem.inspect}"

@@ -11,6 +11,7 @@ require_relative "statistics"
 require_relative "parsing"
 require_relative "byte_order"
 require_relative "cuda"
+require_relative "stream"
 
 module Cumo
   VERSION = "0.1.0"
