@@ -71,10 +71,20 @@ struct FlushGuard {
 
 } // namespace
 
+namespace {
+bool engineStarted = false;
+} // namespace
+
 Engine &Engine::get() {
-  static Engine *engine = new Engine(); // outlives every buffer
+  static Engine *engine = [] {
+    Engine *e = new Engine(); // outlives every buffer
+    engineStarted = true;
+    return e;
+  }();
   return *engine;
 }
+
+bool Engine::started() { return engineStarted; }
 
 Engine::Engine() {
   std::string want = lowercase(std::getenv("CUMO_DEVICE"));

@@ -23,6 +23,8 @@ public:
   /// present (or CUMO_DEVICE=cuda), else the CPU one (CUMO_DEVICE=cpu
   /// forces it).
   static Engine &get();
+  /// Whether get() has made the engine (and chosen its device) yet.
+  static bool started();
 
   Executor &executor() { return *executor_; }
   Device &device() { return executor_->device(); }

@@ -7,6 +7,7 @@
 #include "ruby/convert.h"
 
 #include "core/release_queue.h"
+#include "graph/device_select.h"
 #include "graph/direct_access.h"
 #include "graph/engine.h"
 
@@ -225,6 +226,34 @@ VALUE setPinned(VALUE self, VALUE pinned) {
   return self;
 }
 
+/// Cumo::CUDA::Runtime.cudaSetDevice(id): without starting the engine (as
+/// guarded would), so that the choice comes before the device is opened.
+VALUE runtimeSetDevice(VALUE, VALUE id) {
+  int64_t n = int64Arg(id, "cudaSetDevice", "id");
+  if (n < 0 || n > INT32_MAX)
+    rb_raise(rb_eArgError, "[cudaSetDevice] no device %lld", static_cast<long long>(n));
+  ErrorKind kind = ErrorKind::Internal;
+  VALUE message = Qnil;
+  lockEngine();
+  try {
+    selectCudaDevice(int(n));
+  } catch (const Error &e) {
+    kind = e.kind();
+    message = rb_utf8_str_new(e.message().data(), long(e.message().size()));
+  }
+  unlockEngine();
+  if (!NIL_P(message))
+    raiseError(kind, message);
+  return Qnil;
+}
+
+VALUE runtimeGetDevice(VALUE) {
+  lockEngine();
+  int d = currentCudaDevice();
+  unlockEngine();
+  return INT2NUM(d);
+}
+
 } // namespace
 
 void initDeviceQueue() {
@@ -236,6 +265,9 @@ void initDeviceQueue() {
   rb_define_method(cEvent, "done?", RUBY_METHOD_FUNC(eventDone), 0);
   rb_define_method(cEvent, "recorded?", RUBY_METHOD_FUNC(eventRecorded), 0);
   rb_define_module_function(mCUDA, "get_elapsed_time", RUBY_METHOD_FUNC(elapsedTime), 2);
+  VALUE mRuntime = rb_define_module_under(mCUDA, "Runtime");
+  rb_define_module_function(mRuntime, "cudaSetDevice", RUBY_METHOD_FUNC(runtimeSetDevice), 1);
+  rb_define_module_function(mRuntime, "cudaGetDevice", RUBY_METHOD_FUNC(runtimeGetDevice), 0);
 
   cPinnedMemory = rb_define_class_under(mCUDA, "PinnedMemory", rb_cObject);
   rb_define_alloc_func(cPinnedMemory, pinnedAlloc);

@@ -88,6 +88,26 @@ class TestStreams < Minitest::Test
     assert pinned.freed?
   end
 
+  # The spec's "Select a GPU device ID": before the engine starts, the
+  # device it opens; after (every test here has made arrays), only the one
+  # in use.
+  def test_choosing_the_device_after_the_engine_started
+    Cumo::SFloat[1].to_a
+    current = Cumo::CUDA::Runtime.cudaGetDevice
+    if Cumo.gpu?
+      assert_operator current, :>=, 0
+      assert_nil Cumo::CUDA::Runtime.cudaSetDevice(current)
+      e = assert_raises(ArgumentError) { Cumo::CUDA::Runtime.cudaSetDevice(current + 1) }
+      assert_match(/\[cudaSetDevice\] the engine already runs on device #{current}/, e.message)
+    else
+      assert_equal(-1, current)
+      e = assert_raises(ArgumentError) { Cumo::CUDA::Runtime.cudaSetDevice(0) }
+      assert_match(/\[cudaSetDevice\] the engine already runs on the CPU/, e.message)
+    end
+    assert_raises(TypeError) { Cumo::CUDA::Runtime.cudaSetDevice("0") }
+    assert_raises(ArgumentError) { Cumo::CUDA::Runtime.cudaSetDevice(-1) }
+  end
+
   def test_bad_arguments
     pinned = Cumo::CUDA::PinnedMemory.new(8)
     {

@@ -1,0 +1,16 @@
+// Cumo::CUDA::Runtime.cudaSetDevice (the spec's "Select a GPU device ID"):
+// the GPU the engine opens when it starts. The engine runs on one device
+// for its lifetime, so a choice after it started must name that device.
+#pragma once
+
+namespace cumo {
+
+/// Chooses GPU `ordinal` for the engine: before it starts, the device it
+/// will open; after, an ArgumentError unless it is the one in use. A Cuda
+/// error where the runtime has no such device (or none at all).
+void selectCudaDevice(int ordinal);
+
+/// The GPU the engine runs on, or the one it will open (-1: none).
+int currentCudaDevice();
+
+} // namespace cumo
