@@ -23,12 +23,20 @@ void ReleaseQueue::pushPinned(void *host, std::unique_ptr<DeviceEvent> copy,
   ++count_;
 }
 
+void ReleaseQueue::pushRelease(void (*release)(void *), void *object) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  releases_.emplace_back(release, object);
+  ++count_;
+}
+
 size_t ReleaseQueue::drain() {
   std::vector<PinnedRelease> pinned;
+  std::vector<std::pair<void (*)(void *), void *>> releases;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     draining_.swap(queued_);
     pinned.swap(pinned_);
+    releases.swap(releases_);
     count_ = 0;
   }
   for (PinnedRelease &p : pinned) {
@@ -36,6 +44,8 @@ size_t ReleaseQueue::drain() {
       p.copy->synchronize();
     currentDevice().freePinned(p.host);
   }
+  for (auto [release, object] : releases)
+    release(object);
   size_t n = draining_.size();
   ArrayHandle *const *hs = draining_.data();
   // A GC frees wrappers in batches (thousands in a loop), made long ago and

@@ -26,8 +26,11 @@ public:
   /// `copying` keeps; freed at the next safe point, after that copy (a
   /// free of pinned memory waits for the device).
   void pushPinned(void *host, std::unique_ptr<DeviceEvent> copy, Ref<Buffer> copying);
-  /// At a safe point: deletes every queued handle and frees every queued
-  /// pinned buffer. Answers how many handles.
+  /// From the GC: `release(object)` to run at the next safe point (a loaded
+  /// kernel library, which may not be unloaded while its kernels run).
+  void pushRelease(void (*release)(void *), void *object);
+  /// At a safe point: deletes every queued handle, frees every queued
+  /// pinned buffer and runs every queued release. Answers how many handles.
   size_t drain();
   bool empty() const { return count_ == 0; }
   /// The ArrayHandle::reportedBytes of the handles drained since the last
@@ -44,6 +47,7 @@ private:
     Ref<Buffer> copying;
   };
   std::vector<PinnedRelease> pinned_;
+  std::vector<std::pair<void (*)(void *), void *>> releases_;
   size_t count_ = 0;
   size_t releasedBytes_ = 0;
 };

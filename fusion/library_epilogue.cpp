@@ -75,8 +75,8 @@ const Node *libraryAddend(const Node *product, const Node *consumer) {
   // A bias broadcasts along the result's last axis, which is cuBLAS's
   // rows only when the second operand is a matrix (a vector b makes the
   // result's last axis the first operand's rows).
-  bool bias = !residual && !os.empty() && os.size() <= shape.size() &&
-              os.back() == shape.back() && product->input(1)->ndim() >= 2;
+  bool bias = !residual && !os.empty() && os.size() <= shape.size() && os.back() == shape.back() &&
+              product->input(1)->ndim() >= 2;
   for (size_t d = 0; bias && d + 1 < os.size(); ++d)
     bias = os[d] == 1;
   if (!residual && !bias)
@@ -144,8 +144,8 @@ std::optional<LibraryEpilogue> libraryEpilogueOf(const Kernel &k) {
   for (const Store &st : k.stores) {
     // Each written whole, row-major, from offset 0: the sum once, and the
     // product (value 0) at most once.
-    if (st.dtype != t || st.index.basis != 0 || !st.zeroAxes.empty() ||
-        st.index.offset != 0 || !isRowMajor(k.domain, st.index.strides))
+    if (st.dtype != t || st.index.basis != 0 || !st.zeroAxes.empty() || st.index.offset != 0 ||
+        !isRowMajor(k.domain, st.index.strides))
       return std::nullopt;
     if (st.value == 2 && !sumStored) {
       e.out = st;

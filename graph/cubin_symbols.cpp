@@ -7,9 +7,9 @@ namespace cumo {
 
 namespace {
 
-constexpr uint32_t kSymtab = 2;           // SHT_SYMTAB
-constexpr uint8_t kFunction = 2;          // STT_FUNC
-constexpr uint8_t kCudaEntry = 0x10;      // STO_CUDA_ENTRY
+constexpr uint32_t kSymtab = 2;      // SHT_SYMTAB
+constexpr uint8_t kFunction = 2;     // STT_FUNC
+constexpr uint8_t kCudaEntry = 0x10; // STO_CUDA_ENTRY
 constexpr size_t kSectionHeaderBytes = 64;
 constexpr size_t kSymbolBytes = 24;
 
@@ -26,16 +26,20 @@ template <class T> bool readAt(std::string_view data, uint64_t at, T &out) {
 std::vector<std::string> cubinKernels(std::string_view cubin) {
   std::vector<std::string> out;
   // ELF64, little endian.
-  if (cubin.size() < 64 || std::memcmp(cubin.data(), "\x7f" "ELF", 4) != 0 || cubin[4] != 2 ||
-      cubin[5] != 1)
+  if (cubin.size() < 64 ||
+      std::memcmp(cubin.data(),
+                  "\x7f"
+                  "ELF",
+                  4) != 0 ||
+      cubin[4] != 2 || cubin[5] != 1)
     return out;
   uint64_t sectionsAt = 0;
   uint16_t entryBytes = 0, sections = 0;
   if (!readAt(cubin, 0x28, sectionsAt) || !readAt(cubin, 0x3A, entryBytes) ||
       !readAt(cubin, 0x3C, sections) || entryBytes < kSectionHeaderBytes)
     return out;
-  auto header = [&](uint32_t i, uint32_t &type, uint64_t &offset, uint64_t &size,
-                    uint32_t &link, uint64_t &entsize) {
+  auto header = [&](uint32_t i, uint32_t &type, uint64_t &offset, uint64_t &size, uint32_t &link,
+                    uint64_t &entsize) {
     uint64_t h = sectionsAt + uint64_t(i) * entryBytes;
     return readAt(cubin, h + 4, type) && readAt(cubin, h + 0x18, offset) &&
            readAt(cubin, h + 0x20, size) && readAt(cubin, h + 0x28, link) &&

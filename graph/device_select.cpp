@@ -31,8 +31,8 @@ void selectCudaDevice(int ordinal) {
   cudaCheck(cudaGetDeviceCount(&count), "cudaSetDevice");
   if (ordinal < 0 || ordinal >= count)
     opError(ErrorKind::Argument, "cudaSetDevice",
-            "no device " + std::to_string(ordinal) + " (this machine has " +
-                std::to_string(count) + ")");
+            "no device " + std::to_string(ordinal) + " (this machine has " + std::to_string(count) +
+                ")");
   cudaCheck(cudaSetDevice(ordinal), "cudaSetDevice");
 #else
   (void)ordinal;

@@ -19,7 +19,8 @@ bool sharedValue(const Node &n) {
 
 void checkAccess(const ArrayHandle &a, const char *op) {
   if (a.dtype() == DType::Bit)
-    opError(ErrorKind::Type, op, "Cumo::Bit packs its elements: it has no element memory to hand over");
+    opError(ErrorKind::Type, op,
+            "Cumo::Bit packs its elements: it has no element memory to hand over");
   if (!a.layout().isContiguous())
     opError(ErrorKind::Argument, op,
             "the array must be contiguous (a stepped or transposed view is not: dup it first)");
@@ -49,7 +50,8 @@ ElementMemory readableElements(ArrayHandle &a, const char *op) {
     giveOwnValue(s, engine); // a strided materialized view: a row-major copy
   n = s.current();
   if (!n->isMaterialized() || !n->layout().isContiguous())
-    throw Error(ErrorKind::Internal, std::string("[") + op + "] no contiguous memory after a flush");
+    throw Error(ErrorKind::Internal,
+                std::string("[") + op + "] no contiguous memory after a flush");
   return memoryOf(a, *n);
 }
 

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,8 @@ class ArrayHandle;
 /// One compiled program: its cubin, and the name expressions it was asked
 /// for with the mangled names NVRTC lowered them to. Loaded into the GPU on
 /// its first launch, unloaded when the last reference goes (the Ruby
-/// Module object's).
+/// Module's and Functions'), at the engine's next safe point once the
+/// kernels queued before then have run.
 class UserProgram {
 public:
   UserProgram(std::string cubin, std::vector<std::string> expressions,
@@ -65,6 +67,11 @@ struct UserLaunchShape {
   unsigned block[3] = {1, 1, 1};
   size_t sharedBytes = 0;
 };
+
+/// Each parameter's size in bytes where the driver tells them (CUDA 12.4
+/// on), else nullopt. CUDA executor only.
+std::optional<std::vector<size_t>> userKernelParameterSizes(UserProgram &program,
+                                                            const std::string &symbol);
 
 /// Launches kernel `symbol` of `program` with `args`, each argument's bytes
 /// as the kernel takes it (an address, a long long, packed bytes), on the

@@ -47,12 +47,16 @@ size_t pinnedSize(const void *p) {
   return sizeof(PinnedData) + (d ? d->bytes : 0);
 }
 
-const rb_data_type_t kEventType = {
-    "Cumo::CUDA::Event", {nullptr, freeEvent, nullptr, nullptr}, nullptr, nullptr,
-    RUBY_TYPED_FREE_IMMEDIATELY};
-const rb_data_type_t kPinnedType = {
-    "Cumo::CUDA::PinnedMemory", {nullptr, freePinned, pinnedSize, nullptr}, nullptr, nullptr,
-    RUBY_TYPED_FREE_IMMEDIATELY};
+const rb_data_type_t kEventType = {"Cumo::CUDA::Event",
+                                   {nullptr, freeEvent, nullptr, nullptr},
+                                   nullptr,
+                                   nullptr,
+                                   RUBY_TYPED_FREE_IMMEDIATELY};
+const rb_data_type_t kPinnedType = {"Cumo::CUDA::PinnedMemory",
+                                    {nullptr, freePinned, pinnedSize, nullptr},
+                                    nullptr,
+                                    nullptr,
+                                    RUBY_TYPED_FREE_IMMEDIATELY};
 
 EventData &eventOf(VALUE v, const char *op) {
   if (!rb_typeddata_is_kind_of(v, &kEventType))
@@ -61,9 +65,7 @@ EventData &eventOf(VALUE v, const char *op) {
   return *static_cast<EventData *>(RTYPEDDATA_DATA(v));
 }
 
-VALUE eventAlloc(VALUE klass) {
-  return TypedData_Wrap_Struct(klass, &kEventType, new EventData);
-}
+VALUE eventAlloc(VALUE klass) { return TypedData_Wrap_Struct(klass, &kEventType, new EventData); }
 
 VALUE eventInitialize(VALUE self) {
   EventData &e = eventOf(self, "Event.new");
@@ -92,7 +94,9 @@ VALUE eventDone(VALUE self) {
   return guarded([&] { return e.event->done(); }) ? Qtrue : Qfalse;
 }
 
-VALUE eventRecorded(VALUE self) { return eventOf(self, "recorded?").event->recorded() ? Qtrue : Qfalse; }
+VALUE eventRecorded(VALUE self) {
+  return eventOf(self, "recorded?").event->recorded() ? Qtrue : Qfalse;
+}
 
 /// Cumo::CUDA.get_elapsed_time(start, stop): milliseconds, `stop` waited for.
 VALUE elapsedTime(VALUE, VALUE start, VALUE stop) {

@@ -8,6 +8,7 @@
 #include "graph/user_kernels.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,10 +47,10 @@ const rb_data_type_t kFunctionType = {
     RUBY_TYPED_FREE_IMMEDIATELY,
 };
 
-ModuleData &moduleOf(VALUE self) {
+ModuleData &moduleOf(VALUE self, const char *op) {
   auto *d = static_cast<ModuleData *>(rb_check_typeddata(self, &kModuleType));
   if (!d->program)
-    rb_raise(rb_eArgError, "[get_function] the module was unloaded");
+    rb_raise(rb_eArgError, "[%s] the module was unloaded", op);
   return *d;
 }
 
@@ -98,7 +99,7 @@ VALUE moduleGetFunction(VALUE self, VALUE name) {
   if (!RB_TYPE_P(name, T_STRING))
     rb_raise(rb_eTypeError, "[get_function] the name must be a String, not %" PRIsVALUE,
              rb_obj_class(name));
-  ModuleData &m = moduleOf(self);
+  ModuleData &m = moduleOf(self, "get_function");
   auto *f = new FunctionData{m.program, std::string(RSTRING_PTR(name), size_t(RSTRING_LEN(name))),
                              std::string()};
   VALUE obj = TypedData_Wrap_Struct(cFunction, &kFunctionType, f);
@@ -109,7 +110,7 @@ VALUE moduleGetFunction(VALUE self, VALUE name) {
 
 VALUE moduleKernels(VALUE self) {
   VALUE out = rb_ary_new();
-  for (const std::string &k : moduleOf(self).program->kernels())
+  for (const std::string &k : moduleOf(self, "kernels").program->kernels())
     rb_ary_push(out, rb_utf8_str_new(k.data(), long(k.size())));
   return out;
 }
@@ -135,15 +136,21 @@ VALUE functionName(VALUE self) {
   return rb_utf8_str_new(n.data(), long(n.size()));
 }
 
-unsigned dimOf(VALUE dims, long i) {
-  VALUE v = rb_ary_entry(dims, i);
-  return unsigned(NUM2UINT(v));
+void checkDims(VALUE dims, const char *what) {
+  if (!RB_TYPE_P(dims, T_ARRAY) || RARRAY_LEN(dims) != 3)
+    rb_raise(rb_eArgError, "[launch] %s must be three sizes", what);
+  for (long i = 0; i < 3; ++i)
+    (void)NUM2UINT(rb_ary_entry(dims, i)); // a TypeError or RangeError here
 }
+
+unsigned dimOf(VALUE dims, long i) { return unsigned(NUM2UINT(rb_ary_entry(dims, i))); }
 
 /// Function#__launch(args, grid3, block3, shared_bytes): lib/cumo/cuda.rb
 /// checked the keywords; each argument becomes its bytes here.
 VALUE functionLaunch(VALUE self, VALUE args, VALUE grid, VALUE block, VALUE shared) {
   Check_Type(args, T_ARRAY);
+  checkDims(grid, "grid");
+  checkDims(block, "block");
   FunctionData &f = functionOf(self);
   UserLaunchShape shape;
   for (long i = 0; i < 3; ++i) {
@@ -158,6 +165,7 @@ VALUE functionLaunch(VALUE self, VALUE args, VALUE grid, VALUE block, VALUE shar
     VALUE a = rb_ary_entry(args, i);
     if (isNArray(a)) {
       checkFrozen(a, "launch");
+      handleOf(a, "launch"); // an NArray never initialized raises here
     } else if (RB_INTEGER_TYPE_P(a)) {
       if (!RB_FIXNUM_P(a))
         (void)NUM2LL(a); // a RangeError past a long long
@@ -171,43 +179,53 @@ VALUE functionLaunch(VALUE self, VALUE args, VALUE grid, VALUE block, VALUE shar
                i, rb_obj_class(a));
     }
   }
-  std::vector<std::string> bytes(static_cast<size_t>(n));
-  std::vector<long> arrays;
-  std::vector<ArrayHandle *> handles;
-  for (long i = 0; i < n; ++i) {
-    VALUE a = rb_ary_entry(args, i);
-    std::string &b = bytes[size_t(i)];
-    if (isNArray(a)) {
-      arrays.push_back(i);
-      handles.push_back(&handleOf(a, "launch"));
-    } else if (RB_INTEGER_TYPE_P(a)) {
-      long long v = NUM2LL(a);
-      b.assign(reinterpret_cast<const char *>(&v), sizeof(v));
-    } else if (RB_FLOAT_TYPE_P(a)) {
-      double v = RFLOAT_VALUE(a);
-      b.assign(reinterpret_cast<const char *>(&v), sizeof(v));
-    } else {
-      b.assign(RSTRING_PTR(a), size_t(RSTRING_LEN(a)));
-    }
-  }
   DeferredRaise failure;
-  failure.engine([&] {
-    requireGpu("launch"); // before any array is touched
-    for (size_t k = 0; k < arrays.size(); ++k) {
-      void *p = writableElements(*handles[k], "launch").address();
-      bytes[size_t(arrays[k])].assign(reinterpret_cast<const char *>(&p), sizeof(p));
+  {
+    std::vector<std::string> bytes(static_cast<size_t>(n));
+    std::vector<long> arrays;
+    std::vector<ArrayHandle *> handles;
+    for (long i = 0; i < n; ++i) {
+      VALUE a = rb_ary_entry(args, i);
+      std::string &b = bytes[size_t(i)];
+      if (isNArray(a)) {
+        arrays.push_back(i);
+        handles.push_back(&handleOf(a, "launch"));
+      } else if (RB_INTEGER_TYPE_P(a)) {
+        long long v = NUM2LL(a);
+        b.assign(reinterpret_cast<const char *>(&v), sizeof(v));
+      } else if (RB_FLOAT_TYPE_P(a)) {
+        double v = RFLOAT_VALUE(a);
+        b.assign(reinterpret_cast<const char *>(&v), sizeof(v));
+      } else {
+        b.assign(RSTRING_PTR(a), size_t(RSTRING_LEN(a)));
+      }
     }
-    launchUserKernel(*f.program, f.symbol, bytes, shape);
-  });
+    failure.engine([&] {
+      requireGpu("launch"); // before any array is touched
+      for (size_t k = 0; k < arrays.size(); ++k) {
+        void *p = writableElements(*handles[k], "launch").address();
+        bytes[size_t(arrays[k])].assign(reinterpret_cast<const char *>(&p), sizeof(p));
+      }
+      launchUserKernel(*f.program, f.symbol, bytes, shape);
+    });
+  } // (the vectors are gone before a raise)
   RB_GC_GUARD(args);
-  if (!failure.failed())
-    return Qnil;
-  bytes.clear();
-  bytes.shrink_to_fit();
-  arrays = {};
-  handles = {};
   failure.raise();
   return Qnil;
+}
+
+/// Function#parameter_sizes: each parameter's bytes where the driver tells
+/// them, else nil. The GPU only.
+VALUE functionParameterSizes(VALUE self) {
+  FunctionData &f = functionOf(self);
+  std::optional<std::vector<size_t>> sizes =
+      guarded([&] { return userKernelParameterSizes(*f.program, f.symbol); });
+  if (!sizes)
+    return Qnil;
+  VALUE out = rb_ary_new();
+  for (size_t s : *sizes)
+    rb_ary_push(out, SIZET2NUM(s));
+  return out;
 }
 
 } // namespace
@@ -223,7 +241,8 @@ void initUserKernels() {
   cFunction = rb_define_class_under(mCUDA, "Function", rb_cObject);
   rb_undef_alloc_func(cFunction);
   rb_define_method(cFunction, "name", RUBY_METHOD_FUNC(functionName), 0);
-  rb_define_method(cFunction, "__launch", RUBY_METHOD_FUNC(functionLaunch), 4);
+  rb_define_private_method(cFunction, "__launch", RUBY_METHOD_FUNC(functionLaunch), 4);
+  rb_define_method(cFunction, "parameter_sizes", RUBY_METHOD_FUNC(functionParameterSizes), 0);
 }
 
 } // namespace cumo::rb

@@ -30,8 +30,7 @@ constexpr int64_t kK = 32, kCols = 24;
 struct Prefill {
   explicit Prefill(Shape hs, DType t = DType::SFloat)
       : h(upload(t, hs, ramp(numElements(hs), 0.25))),
-        w(upload(t, {kK, kCols}, ramp(kK * kCols, 0.125))),
-        b(upload(t, {kCols}, ramp(kCols, 0.5))),
+        w(upload(t, {kK, kCols}, ramp(kK * kCols, 0.125))), b(upload(t, {kCols}, ramp(kCols, 0.5))),
         x(upload(t, resultShape(hs), ramp(numElements(resultShape(hs)), 0.75))) {}
   static Shape resultShape(Shape hs) {
     hs.back() = kCols;
@@ -247,8 +246,8 @@ TEST_CASE("what cuBLASLt cannot add exactly stays a kernel of its own") {
   }
   SUBCASE("gelu after the bias: the add joins, the activation is a kernel") {
     Prefill s({17, kK});
-    H out = wrap(unaryOp(OpKind::GeluTanh, *wrap(binaryOp(OpKind::Add, op(*s.product()),
-                                                          op(*s.b)))));
+    H out =
+        wrap(unaryOp(OpKind::GeluTanh, *wrap(binaryOp(OpKind::Add, op(*s.product()), op(*s.b)))));
     Plan plan = explain({out.get()});
     REQUIRE(plan.kernels.size() == 2);
     CHECK(libraryEpilogueOf(productKernel(plan)));

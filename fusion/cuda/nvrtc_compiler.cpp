@@ -232,7 +232,6 @@ std::string NvrtcCompiler::diskCacheDir() {
 void NvrtcCompiler::clearMemoryCacheForTesting() {
   std::lock_guard<std::mutex> lock(mutex_);
   memory_.clear();
-  programs_.clear();
 }
 
 namespace {
@@ -288,11 +287,9 @@ NvrtcCompiler::Program NvrtcCompiler::compileProgram(const std::string &source,
     add(n);
   add(arch);
   add(nvrtcVersionString());
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = programs_.find(key); it != programs_.end())
-      return it->second;
-  }
+  // No memory tier: within a process lib/cumo/cuda.rb keeps one Module per
+  // program while it is held, and Compiler.clear_modules must make the
+  // next compile read the disk or compile again.
   std::string dir = diskCacheDir();
   std::string path = dir.empty() ? "" : dir + "/" + hex(sha256(key)) + ".program";
   Program p;
@@ -306,8 +303,6 @@ NvrtcCompiler::Program NvrtcCompiler::compileProgram(const std::string &source,
     if (!path.empty())
       writeEntry(path, packProgram(p));
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  programs_.emplace(std::move(key), p);
   return p;
 }
 

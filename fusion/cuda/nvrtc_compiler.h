@@ -42,9 +42,11 @@ public:
   };
   /// `source` compiled with `options` for sm_<ccMajor><ccMinor> (unless
   /// the options name an architecture), each of `nameExpressions` added
-  /// to the program first. Cached in memory and on disk as generated
-  /// kernels are; compile errors throw Error(ErrorKind::Nvrtc) with the
-  /// log.
+  /// to the program first. Cached on disk as generated kernels are (in
+  /// memory, lib/cumo/cuda.rb's module cache keeps them); compile errors
+  /// throw Error(ErrorKind::Nvrtc) with the log. The disk key covers the
+  /// source and options, not the files an #include reads: after editing a
+  /// header, pass an option that changes (a -D).
   Program compileProgram(const std::string &source, llvm::ArrayRef<std::string> options,
                          llvm::ArrayRef<std::string> nameExpressions, int ccMajor,
                          int ccMinor);
@@ -75,7 +77,6 @@ private:
 
   std::mutex mutex_;
   std::unordered_map<std::string, std::string> memory_;
-  std::unordered_map<std::string, Program> programs_;
 };
 
 } // namespace cumo

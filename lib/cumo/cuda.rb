@@ -26,10 +26,10 @@ module Cumo
         # block's, cached.
         def cached_module(key)
           @lock.synchronize do
-            ref = @modules[key]
-            return ref.__getobj__ if ref&.weakref_alive? && ref.__getobj__.loaded?
+            mod = live(@modules[key])
+            return mod if mod&.loaded?
 
-            @modules.delete_if { |_, r| !r.weakref_alive? }
+            @modules.delete_if { |_, r| live(r).nil? }
           end
           mod = yield
           @lock.synchronize { @modules[key] = WeakRef.new(mod) }
@@ -38,7 +38,17 @@ module Cumo
 
         # Drops `mod` from the cache (Module#unload).
         def forget(mod)
-          @lock.synchronize { @modules.delete_if { |_, r| r.weakref_alive? && r.__getobj__.equal?(mod) } }
+          @lock.synchronize { @modules.delete_if { |_, r| live(r).equal?(mod) } }
+        end
+
+        private
+
+        # What `ref` still refers to, or nil (the GC may take it between a
+        # liveness check and the read: one read, rescued).
+        def live(ref)
+          ref&.__getobj__
+        rescue WeakRef::RefError
+          nil
         end
       end
 

@@ -76,7 +76,9 @@ class TestUserKernels < Minitest::Test
       -> { f.launch([y], grid: [1, 1, 1, 1], block: 1) } => [ArgumentError, /\[launch\] grid/],
       -> { f.launch([y], grid: 1, block: 1.5) } => [ArgumentError, /\[launch\] block/],
       -> { f.launch([y], grid: 1, block: 1, shared_mem: -1) } => [ArgumentError, /\[launch\] shared_mem/],
-      -> { f.launch([y], grid: 1, block: 1, stream: :s) } => [ArgumentError, /\[launch\] stream/],
+      -> { f.launch([y], grid: 1, block: 1, stream: :s) } => [TypeError, /\[launch\] stream/],
+      -> { f.send(:__launch, [y], 1, 1, 0) } => [ArgumentError, /\[launch\] grid must be three sizes/],
+      -> { f.launch([Cumo::SFloat.allocate], grid: 1, block: 1) } => [TypeError, /uninitialized/],
     }.each do |call, (error, message)|
       e = assert_raises(error) { call.call }
       assert_match message, e.message
@@ -147,18 +149,39 @@ class TestUserKernels < Minitest::Test
   # Where the driver tells each parameter's size (CUDA 12.4 on), a wrong
   # count or size is refused before the launch.
   def test_parameter_sizes_are_checked_where_the_driver_tells_them
-    skip "launching needs the GPU" unless Cumo.gpu?
     axpy = compile.get_function("axpy")
-    y = Cumo::SFloat.ones(4)
-    x = Cumo::SFloat.ones(4)
-    begin
-      axpy.launch([y, x, 2.5, 4], grid: 1, block: 4) # a double and a long long
-    rescue ArgumentError => e
-      assert_match(/\[launch\] argument 2 of axpy is 4 bytes, and 8 were given/, e.message)
-      assert_raises(ArgumentError) { axpy.launch([y, x], grid: 1, block: 4) }
-      assert_equal [1.0] * 4, y.to_a
+    unless Cumo.gpu?
+      assert_raises(Cumo::CUDA::RuntimeError) { axpy.parameter_sizes }
       return
     end
-    skip "this driver does not report kernel parameters (cuKernelGetParamInfo)"
+    sizes = axpy.parameter_sizes
+    skip "this driver does not report kernel parameters (cuKernelGetParamInfo)" if sizes.nil?
+    assert_equal [8, 8, 4, 4], sizes
+    y = Cumo::SFloat.ones(4)
+    x = Cumo::SFloat.ones(4)
+    e = assert_raises(ArgumentError) { axpy.launch([y, x, 2.5, 4], grid: 1, block: 4) }
+    assert_match(/\[launch\] argument 2 of axpy is 4 bytes, and 8 were given/, e.message)
+    e = assert_raises(ArgumentError) { axpy.launch([y, x], grid: 1, block: 4) }
+    assert_match(/\[launch\] axpy takes 4 arguments, not 2/, e.message)
+    assert_equal [1.0] * 4, y.to_a
+  end
+
+  # More dynamic shared memory than the 48 KiB a kernel gets unasked.
+  def test_large_dynamic_shared_memory
+    skip "launching needs the GPU" unless Cumo.gpu?
+    source = <<~CUDA
+      extern "C" __global__ void through_shared(const float* x, float* y, int n) {
+        extern __shared__ float staged[];
+        for (int i = threadIdx.x; i < n; i += blockDim.x) staged[i] = x[i] * 2;
+        __syncthreads();
+        for (int i = threadIdx.x; i < n; i += blockDim.x) y[i] = staged[n - 1 - i];
+      }
+    CUDA
+    n = 16_384 # 64 KiB of floats
+    x = Cumo::SFloat.new(n).seq
+    y = Cumo::SFloat.zeros(n)
+    compile(source).get_function("through_shared").launch([x, y, [n].pack("l")], grid: 1, block: 256,
+                                                                                 shared_mem: n * 4)
+    assert_equal (x * 2).to_a.reverse, y.to_a
   end
 end
