@@ -40,6 +40,27 @@ void giveOwnValue(Storage &s, Engine &engine) {
 
 } // namespace
 
+ElementMemory stridedElements(ArrayHandle &a, const char *op, bool forWrite) {
+  if (a.dtype() == DType::Bit)
+    opError(ErrorKind::Type, op,
+            "Cumo::Bit packs its elements: it has no element memory to hand over");
+  Engine &engine = Engine::get();
+  engine.flush();
+  Storage &s = a.storage();
+  const Node *n = s.current();
+  // The handle's strides address the storage's flat row-major order: the
+  // value must lie that way (whole), and be its own when written.
+  if (!n->isMaterialized() || !n->buffer() || !n->layout().isWhole(n->size()) ||
+      (forWrite && sharedValue(*n)))
+    giveOwnValue(s, engine);
+  n = s.current();
+  if (!n->isMaterialized() || !n->layout().isWhole(n->size()))
+    throw Error(ErrorKind::Internal, std::string("[") + op + "] no whole value after a copy");
+  ElementMemory m = memoryOf(a, *n);
+  m.bytes = 0;
+  return m;
+}
+
 ElementMemory readableElements(ArrayHandle &a, const char *op) {
   checkAccess(a, op);
   Engine &engine = Engine::get();

@@ -34,4 +34,10 @@ ElementMemory readableElements(ArrayHandle &a, const char *op);
 /// allocated for an array never written.
 ElementMemory writableElements(ArrayHandle &a, const char *op);
 
+/// As readableElements or writableElements, for an array that may step
+/// through memory: address() is element (0, 0, ...), and element c lies
+/// sum(c[d] * a.layout().strides[d]) elements from it (the storage's value
+/// laid out whole, row-major, first). `bytes` is 0.
+ElementMemory stridedElements(ArrayHandle &a, const char *op, bool forWrite);
+
 } // namespace cumo

@@ -5,6 +5,7 @@
 #include "ruby/ruby_api.h"
 
 #include "graph/direct_access.h"
+#include "graph/host_kernels.h"
 #include "graph/user_kernels.h"
 
 #include <memory>
@@ -18,18 +19,23 @@ namespace {
 
 VALUE cModule, cFunction;
 
+/// A program for the GPU (NVRTC), or for the CPU executor (the host
+/// compiler: ElementwiseKernel's and ReductionKernel's generated kernels).
 struct ModuleData {
   std::shared_ptr<UserProgram> program;
+  std::shared_ptr<HostProgram> host;
+  bool loaded() const { return program || host; }
 };
 struct FunctionData {
   std::shared_ptr<UserProgram> program;
+  std::shared_ptr<HostProgram> host;
   std::string name, symbol;
 };
 
 template <class T> void freeData(void *p) { delete static_cast<T *>(p); }
 template <class T> size_t dataSize(const void *p) {
   const auto *d = static_cast<const T *>(p);
-  return sizeof(T) + (d && d->program ? d->program->cubin().size() / 8 : 0);
+  return sizeof(T) + (d && d->program ? d->program->cubin().size() : 0);
 }
 
 const rb_data_type_t kModuleType = {
@@ -49,7 +55,7 @@ const rb_data_type_t kFunctionType = {
 
 ModuleData &moduleOf(VALUE self, const char *op) {
   auto *d = static_cast<ModuleData *>(rb_check_typeddata(self, &kModuleType));
-  if (!d->program)
+  if (!d->loaded())
     rb_raise(rb_eArgError, "[%s] the module was unloaded", op);
   return *d;
 }
@@ -95,14 +101,38 @@ VALUE moduleCompile(VALUE klass, VALUE source, VALUE options, VALUE names) {
   return obj;
 }
 
+/// Module.__compile_host(source, entry): the program for the CPU executor.
+VALUE moduleCompileHost(VALUE klass, VALUE source, VALUE entry) {
+  Check_Type(source, T_STRING);
+  Check_Type(entry, T_STRING);
+  auto *d = new ModuleData;
+  VALUE obj = TypedData_Wrap_Struct(klass, &kModuleType, d);
+  DeferredRaise failure;
+  {
+    std::string src(RSTRING_PTR(source), size_t(RSTRING_LEN(source)));
+    std::string name(RSTRING_PTR(entry), size_t(RSTRING_LEN(entry)));
+    failure.engine([&] { d->host = HostProgram::compile(src, name); });
+  }
+  failure.raise();
+  return obj;
+}
+
 VALUE moduleGetFunction(VALUE self, VALUE name) {
   if (!RB_TYPE_P(name, T_STRING))
     rb_raise(rb_eTypeError, "[get_function] the name must be a String, not %" PRIsVALUE,
              rb_obj_class(name));
   ModuleData &m = moduleOf(self, "get_function");
-  auto *f = new FunctionData{m.program, std::string(RSTRING_PTR(name), size_t(RSTRING_LEN(name))),
+  auto *f = new FunctionData{m.program, m.host,
+                             std::string(RSTRING_PTR(name), size_t(RSTRING_LEN(name))),
                              std::string()};
   VALUE obj = TypedData_Wrap_Struct(cFunction, &kFunctionType, f);
+  if (f->host) {
+    if (f->name != f->host->entry())
+      rb_raise(rb_eArgError, "[get_function] no kernel named %" PRIsVALUE " in the module",
+               name);
+    f->symbol = f->name;
+    return obj;
+  }
   // (f is the object's: nothing in this frame owns memory.)
   f->symbol = guarded([&] { return f->program->symbolOf(f->name); });
   return obj;
@@ -110,21 +140,28 @@ VALUE moduleGetFunction(VALUE self, VALUE name) {
 
 VALUE moduleKernels(VALUE self) {
   VALUE out = rb_ary_new();
-  for (const std::string &k : moduleOf(self, "kernels").program->kernels())
-    rb_ary_push(out, rb_utf8_str_new(k.data(), long(k.size())));
+  ModuleData &m = moduleOf(self, "kernels");
+  if (m.host)
+    rb_ary_push(out, rb_utf8_str_new(m.host->entry().data(), long(m.host->entry().size())));
+  else
+    for (const std::string &k : m.program->kernels())
+      rb_ary_push(out, rb_utf8_str_new(k.data(), long(k.size())));
   return out;
 }
 
 /// Drops this object's hold on the program (its Functions keep theirs).
 VALUE moduleUnload(VALUE self) {
   auto *d = static_cast<ModuleData *>(rb_check_typeddata(self, &kModuleType));
-  guarded([&] { d->program.reset(); });
+  guarded([&] {
+    d->program.reset();
+    d->host.reset();
+  });
   return Qnil;
 }
 
 VALUE moduleLoaded(VALUE self) {
   auto *d = static_cast<ModuleData *>(rb_check_typeddata(self, &kModuleType));
-  return d->program ? Qtrue : Qfalse;
+  return d->loaded() ? Qtrue : Qfalse;
 }
 
 FunctionData &functionOf(VALUE self) {
@@ -145,12 +182,43 @@ void checkDims(VALUE dims, const char *what) {
 
 unsigned dimOf(VALUE dims, long i) { return unsigned(NUM2UINT(rb_ary_entry(dims, i))); }
 
-/// Function#__launch(args, grid3, block3, shared_bytes): lib/cumo/cuda.rb
-/// checked the keywords; each argument becomes its bytes here.
-VALUE functionLaunch(VALUE self, VALUE args, VALUE grid, VALUE block, VALUE shared) {
+/// How an array argument is handed over (Function#__launch's `access`).
+enum Access : int {
+  kWriteContiguous = 0, ///< a user's kernel may write any array it gets
+  kReadStrided = 1,     ///< a generated kernel's input, through its strides
+  kWriteStrided = 2,    ///< a generated kernel's output
+  kReadContiguous = 3,  ///< a generated kernel's raw input
+};
+
+void *addressFor(ArrayHandle &h, int access) {
+  switch (access) {
+  case kReadStrided:
+    return stridedElements(h, "launch", false).address();
+  case kWriteStrided:
+    return stridedElements(h, "launch", true).address();
+  case kReadContiguous:
+    return readableElements(h, "launch").address();
+  default:
+    return writableElements(h, "launch").address();
+  }
+}
+
+/// Function#__launch(args, grid3, block3, shared_bytes, access):
+/// lib/cumo/cuda.rb checked the keywords; each argument becomes its bytes
+/// here. `access` (nil: every array kWriteContiguous) says per argument
+/// how an array is handed over.
+VALUE functionLaunch(VALUE self, VALUE args, VALUE grid, VALUE block, VALUE shared,
+                     VALUE access) {
   Check_Type(args, T_ARRAY);
   checkDims(grid, "grid");
   checkDims(block, "block");
+  if (!NIL_P(access)) {
+    Check_Type(access, T_ARRAY);
+    if (RARRAY_LEN(access) != RARRAY_LEN(args))
+      rb_raise(rb_eArgError, "[launch] one access per argument");
+    for (long i = 0; i < RARRAY_LEN(access); ++i)
+      (void)NUM2INT(rb_ary_entry(access, i));
+  }
   FunctionData &f = functionOf(self);
   UserLaunchShape shape;
   for (long i = 0; i < 3; ++i) {
@@ -184,12 +252,14 @@ VALUE functionLaunch(VALUE self, VALUE args, VALUE grid, VALUE block, VALUE shar
     std::vector<std::string> bytes(static_cast<size_t>(n));
     std::vector<long> arrays;
     std::vector<ArrayHandle *> handles;
+    std::vector<int> modes;
     for (long i = 0; i < n; ++i) {
       VALUE a = rb_ary_entry(args, i);
       std::string &b = bytes[size_t(i)];
       if (isNArray(a)) {
         arrays.push_back(i);
         handles.push_back(&handleOf(a, "launch"));
+        modes.push_back(NIL_P(access) ? int(kWriteContiguous) : NUM2INT(rb_ary_entry(access, i)));
       } else if (RB_INTEGER_TYPE_P(a)) {
         long long v = NUM2LL(a);
         b.assign(reinterpret_cast<const char *>(&v), sizeof(v));
@@ -201,12 +271,16 @@ VALUE functionLaunch(VALUE self, VALUE args, VALUE grid, VALUE block, VALUE shar
       }
     }
     failure.engine([&] {
-      requireGpu("launch"); // before any array is touched
+      if (!f.host)
+        requireGpu("launch"); // before any array is touched
       for (size_t k = 0; k < arrays.size(); ++k) {
-        void *p = writableElements(*handles[k], "launch").address();
+        void *p = addressFor(*handles[k], modes[k]);
         bytes[size_t(arrays[k])].assign(reinterpret_cast<const char *>(&p), sizeof(p));
       }
-      launchUserKernel(*f.program, f.symbol, bytes, shape);
+      if (f.host)
+        f.host->run(bytes);
+      else
+        launchUserKernel(*f.program, f.symbol, bytes, shape);
     });
   } // (the vectors are gone before a raise)
   RB_GC_GUARD(args);
@@ -218,6 +292,8 @@ VALUE functionLaunch(VALUE self, VALUE args, VALUE grid, VALUE block, VALUE shar
 /// them, else nil. The GPU only.
 VALUE functionParameterSizes(VALUE self) {
   FunctionData &f = functionOf(self);
+  if (f.host)
+    return Qnil;
   std::optional<std::vector<size_t>> sizes =
       guarded([&] { return userKernelParameterSizes(*f.program, f.symbol); });
   if (!sizes)
@@ -226,6 +302,24 @@ VALUE functionParameterSizes(VALUE self) {
   for (size_t s : *sizes)
     rb_ary_push(out, SIZET2NUM(s));
   return out;
+}
+
+/// NArray#__element_strides: the strides, in elements, a generated kernel
+/// steps the array by (graph/direct_access.h, stridedElements).
+VALUE elementStrides(VALUE self) {
+  ArrayHandle &a = handleOf(self, "ElementwiseKernel");
+  VALUE out = rb_ary_new();
+  for (int64_t s : a.layout().strides)
+    rb_ary_push(out, LL2NUM(s));
+  return out;
+}
+
+/// NArray#__same_memory?(other): whether the two arrays view one storage.
+VALUE sameMemory(VALUE self, VALUE other) {
+  return &handleOf(self, "ElementwiseKernel").storage() ==
+                 &handleOf(other, "ElementwiseKernel").storage()
+             ? Qtrue
+             : Qfalse;
 }
 
 } // namespace
@@ -241,7 +335,10 @@ void initUserKernels() {
   cFunction = rb_define_class_under(mCUDA, "Function", rb_cObject);
   rb_undef_alloc_func(cFunction);
   rb_define_method(cFunction, "name", RUBY_METHOD_FUNC(functionName), 0);
-  rb_define_private_method(cFunction, "__launch", RUBY_METHOD_FUNC(functionLaunch), 4);
+  rb_define_private_method(cFunction, "__launch", RUBY_METHOD_FUNC(functionLaunch), 5);
+  rb_define_singleton_method(cModule, "__compile_host", RUBY_METHOD_FUNC(moduleCompileHost), 2);
+  rb_define_private_method(cNArray, "__element_strides", RUBY_METHOD_FUNC(elementStrides), 0);
+  rb_define_private_method(cNArray, "__same_memory?", RUBY_METHOD_FUNC(sameMemory), 1);
   rb_define_method(cFunction, "parameter_sizes", RUBY_METHOD_FUNC(functionParameterSizes), 0);
 }
 

@@ -92,7 +92,7 @@ module Cumo
           raise ArgumentError, "[launch] shared_mem must be a non-negative Integer, not #{shared_mem.inspect}"
         end
 
-        __launch(args, dims("grid", grid), dims("block", block), shared_mem)
+        __launch(args, dims("grid", grid), dims("block", block), shared_mem, nil)
         nil
       end
 

@@ -12,6 +12,8 @@ require_relative "parsing"
 require_relative "byte_order"
 require_relative "cuda"
 require_relative "stream"
+require_relative "elementwise_kernel"
+require_relative "reduction_kernel"
 
 module Cumo
   VERSION = "0.1.0"

@@ -77,7 +77,7 @@ class TestUserKernels < Minitest::Test
       -> { f.launch([y], grid: 1, block: 1.5) } => [ArgumentError, /\[launch\] block/],
       -> { f.launch([y], grid: 1, block: 1, shared_mem: -1) } => [ArgumentError, /\[launch\] shared_mem/],
       -> { f.launch([y], grid: 1, block: 1, stream: :s) } => [TypeError, /\[launch\] stream/],
-      -> { f.send(:__launch, [y], 1, 1, 0) } => [ArgumentError, /\[launch\] grid must be three sizes/],
+      -> { f.send(:__launch, [y], 1, 1, 0, nil) } => [ArgumentError, /\[launch\] grid must be three sizes/],
       -> { f.launch([Cumo::SFloat.allocate], grid: 1, block: 1) } => [TypeError, /uninitialized/],
     }.each do |call, (error, message)|
       e = assert_raises(error) { call.call }

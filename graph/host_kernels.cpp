@@ -1,0 +1,193 @@
+#include "graph/host_kernels.h"
+
+#include "core/error.h"
+#include "fusion/cuda_codegen.h"
+#include "graph/engine.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/SHA256.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#ifdef CUMO_HAVE_CUDA
+#include "fusion/cuda/nvrtc_compiler.h"
+#endif
+
+namespace cumo {
+
+namespace {
+
+/// What the generated source needs of CUDA, for the host compiler.
+constexpr const char *kPrelude = R"PRELUDE(
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __restrict__ __restrict
+struct cumo_host_dim3 { unsigned x, y, z; };
+// One thread: a grid-stride loop runs every element.
+static const cumo_host_dim3 threadIdx{0, 0, 0}, blockIdx{0, 0, 0};
+static const cumo_host_dim3 blockDim{1, 1, 1}, gridDim{1, 1, 1};
+// CUDA's half types as the host sees them: converting to and from every
+// arithmetic type, arithmetic only between two of them (a mix with another
+// type is ambiguous, as it does not compile for the GPU either).
+#define CUMO_HOST_HALF(Name, Storage)                                               \
+  struct Name {                                                                     \
+    unsigned short bits_;                                                           \
+    Name() = default;                                                               \
+    Name(float f) : bits_(cumo_ops::Storage(f).bits) {}                             \
+    Name(double d) : bits_(cumo_ops::Storage(d).bits) {}                            \
+    Name(int v) : Name(double(v)) {}                                                \
+    Name(long long v) : Name(double(v)) {}                                          \
+    Name(unsigned v) : Name(double(v)) {}                                           \
+    operator float() const {                                                        \
+      cumo_ops::Storage s;                                                          \
+      s.bits = bits_;                                                               \
+      return float(s);                                                              \
+    }                                                                               \
+  };                                                                                \
+  inline Name operator+(Name a, Name b) { return Name(float(a) + float(b)); }       \
+  inline Name operator-(Name a, Name b) { return Name(float(a) - float(b)); }       \
+  inline Name operator*(Name a, Name b) { return Name(float(a) * float(b)); }       \
+  inline Name operator/(Name a, Name b) { return Name(float(a) / float(b)); }       \
+  inline Name operator-(Name a) { return Name(-float(a)); }                         \
+  inline Name &operator+=(Name &a, Name b) { return a = a + b; }                    \
+  inline Name &operator-=(Name &a, Name b) { return a = a - b; }                    \
+  inline Name &operator*=(Name &a, Name b) { return a = a * b; }                    \
+  inline Name &operator/=(Name &a, Name b) { return a = a / b; }                    \
+  inline bool operator==(Name a, Name b) { return float(a) == float(b); }           \
+  inline bool operator!=(Name a, Name b) { return float(a) != float(b); }           \
+  inline bool operator<(Name a, Name b) { return float(a) < float(b); }             \
+  inline bool operator<=(Name a, Name b) { return float(a) <= float(b); }           \
+  inline bool operator>(Name a, Name b) { return float(a) > float(b); }             \
+  inline bool operator>=(Name a, Name b) { return float(a) >= float(b); }
+CUMO_HOST_HALF(__half, half)
+CUMO_HOST_HALF(__nv_bfloat16, bfloat16)
+#define CUMO_HOST 1
+)PRELUDE";
+
+std::string hostCompiler() {
+  if (const char *cxx = std::getenv("CUMO_HOST_CXX"); cxx && *cxx)
+    return cxx;
+#ifdef CUMO_BUILD_CXX
+  return CUMO_BUILD_CXX;
+#else
+  return "c++";
+#endif
+}
+
+constexpr const char *kFlags = " -std=c++17 -O2 -fPIC -shared -w";
+
+std::string hex(llvm::ArrayRef<uint8_t> bytes) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : bytes) {
+    out += digits[b >> 4];
+    out += digits[b & 15];
+  }
+  return out;
+}
+
+/// Where the libraries go: the kernel cache directory, else a folder of
+/// this process's own.
+std::string libraryDir() {
+#ifdef CUMO_HAVE_CUDA
+  std::string dir = NvrtcCompiler::diskCacheDir();
+  if (!dir.empty())
+    return dir;
+#endif
+  static const std::string *own = [] {
+    char tmpl[] = "/tmp/cumo-host-kernels-XXXXXX";
+    const char *d = mkdtemp(tmpl);
+    if (!d)
+      throw Error(ErrorKind::Internal, "[host kernels] cannot make a work folder");
+    return new std::string(d);
+  }();
+  return *own;
+}
+
+bool writeFile(const std::string &path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(text.data(), std::streamsize(text.size()));
+  return bool(out);
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+} // namespace
+
+HostProgram::HostProgram(std::string entry, void *library, void (*fn)(void **))
+    : entry_(std::move(entry)), library_(library), fn_(fn) {}
+
+HostProgram::~HostProgram() {
+  if (library_)
+    dlclose(library_);
+}
+
+std::shared_ptr<HostProgram> HostProgram::compile(const std::string &source,
+                                                  const std::string &entry) {
+  // The storage types' text is the first part of the header NVRTC gets.
+  std::string_view ops = portableOpsHeader();
+  std::string_view types = ops.substr(0, ops.find("#ifndef CUMO_PORTABLE_OPS_H"));
+  std::string cxx = hostCompiler();
+  std::string all = std::string(kPrelude) + '\0' + std::string(types) + '\0' + source + '\0' +
+                    cxx + kFlags;
+  std::string key = hex(llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(
+      reinterpret_cast<const uint8_t *>(all.data()), all.size())));
+  std::string dir = libraryDir();
+  std::string base = dir + "/host-" + key;
+  std::string library = base + ".so";
+  if (::access(library.c_str(), R_OK) != 0) {
+    std::string tmp = base + ".tmp." + std::to_string(::getpid());
+    // One file: the storage types (cumo_ops::half ...), the prelude, the kernel.
+    if (!writeFile(tmp + ".cpp", std::string(types) + kPrelude + source))
+      throw Error(ErrorKind::Internal, "[host kernels] cannot write into " + dir);
+    std::string cmd =
+        cxx + kFlags + " -o " + tmp + ".so " + tmp + ".cpp > " + tmp + ".log 2>&1";
+    int status = std::system(cmd.c_str());
+    std::string log = readFile(tmp + ".log");
+    std::remove((tmp + ".cpp").c_str());
+    std::remove((tmp + ".log").c_str());
+    if (status != 0) {
+      std::remove((tmp + ".so").c_str());
+      throw Error(ErrorKind::Nvrtc, "[" + entry + "] the host compiler (" + cxx +
+                                        ") refused the kernel:\n" + log.substr(0, 4000));
+    }
+    if (std::rename((tmp + ".so").c_str(), library.c_str()) != 0)
+      throw Error(ErrorKind::Internal, "[host kernels] cannot store " + library);
+  }
+  void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    throw Error(ErrorKind::Internal, std::string("[host kernels] dlopen: ") + dlerror());
+  auto fn = reinterpret_cast<void (*)(void **)>(dlsym(handle, (entry + "_host").c_str()));
+  if (!fn) {
+    dlclose(handle);
+    throw Error(ErrorKind::Internal, "[host kernels] " + entry + "_host is missing");
+  }
+  return std::shared_ptr<HostProgram>(new HostProgram(entry, handle, fn));
+}
+
+void HostProgram::run(llvm::ArrayRef<std::string> args) {
+  Engine::get().flush(); // the CPU executor has run everything once flushed
+  std::vector<void *> pointers;
+  for (const std::string &a : args)
+    pointers.push_back(const_cast<char *>(a.data()));
+  fn_(pointers.data());
+}
+
+} // namespace cumo
