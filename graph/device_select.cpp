@@ -14,6 +14,12 @@
 
 namespace cumo {
 
+namespace {
+/// cudaSetDevice's choice: the runtime's current device is per thread, and
+/// the engine may start on another Ruby thread than the one that chose.
+int chosenDevice = -1;
+} // namespace
+
 void selectCudaDevice(int ordinal) {
 #ifdef CUMO_HAVE_CUDA
   if (Engine::started()) {
@@ -34,9 +40,30 @@ void selectCudaDevice(int ordinal) {
             "no device " + std::to_string(ordinal) + " (this machine has " + std::to_string(count) +
                 ")");
   cudaCheck(cudaSetDevice(ordinal), "cudaSetDevice");
+  chosenDevice = ordinal;
 #else
   (void)ordinal;
   opError(ErrorKind::Cuda, "cudaSetDevice", "this build has no CUDA runtime");
+#endif
+}
+
+void applyChosenDevice() {
+#ifdef CUMO_HAVE_CUDA
+  if (chosenDevice >= 0)
+    cudaCheck(cudaSetDevice(chosenDevice), "cudaSetDevice");
+#endif
+}
+
+void bindThreadToEngineDevice() {
+#ifdef CUMO_HAVE_CUDA
+  thread_local bool bound = false;
+  if (bound || !Engine::started())
+    return;
+  Engine &engine = Engine::get();
+  if (engine.gpu())
+    cudaCheck(cudaSetDevice(static_cast<CudaDevice &>(engine.device()).ordinal()),
+              "cudaSetDevice");
+  bound = true;
 #endif
 }
 

@@ -13,4 +13,13 @@ void selectCudaDevice(int ordinal);
 /// The GPU the engine runs on, or the one it will open (-1: none).
 int currentCudaDevice();
 
+/// Before the engine opens its GPU (on whichever thread starts it): makes
+/// the chosen device current there.
+void applyChosenDevice();
+
+/// Makes the engine's GPU the current device of the calling thread (the
+/// CUDA runtime's current device is per thread, and Ruby threads may all
+/// use the engine). Cheap after a thread's first call.
+void bindThreadToEngineDevice();
+
 } // namespace cumo

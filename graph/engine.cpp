@@ -10,6 +10,7 @@
 #include "core/sync_warnings.h"
 #include "fusion/lower.h"
 #include "fusion/schedule.h"
+#include "graph/device_select.h"
 #include "graph/plan_cache.h"
 #include "graph/stored_set.h"
 #include "ops/fancy_index.h"
@@ -90,6 +91,7 @@ Engine::Engine() {
   std::string want = lowercase(std::getenv("CUMO_DEVICE"));
   if (want != "cpu") {
 #ifdef CUMO_HAVE_CUDA
+    applyChosenDevice(); // Cumo::CUDA::Runtime.cudaSetDevice, maybe from another thread
     executor_ = openCudaExecutor(noGpuReason_);
 #else
     noGpuReason_ = "this build has no CUDA executor";

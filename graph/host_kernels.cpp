@@ -1,6 +1,7 @@
 #include "graph/host_kernels.h"
 
 #include "core/error.h"
+#include "core/release_queue.h"
 #include "fusion/cuda_codegen.h"
 #include "graph/engine.h"
 
@@ -29,6 +30,7 @@ constexpr const char *kPrelude = R"PRELUDE(
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #define __global__
 #define __device__
 #define __host__
@@ -47,9 +49,8 @@ static const cumo_host_dim3 blockDim{1, 1, 1}, gridDim{1, 1, 1};
     Name() = default;                                                               \
     Name(float f) : bits_(cumo_ops::Storage(f).bits) {}                             \
     Name(double d) : bits_(cumo_ops::Storage(d).bits) {}                            \
-    Name(int v) : Name(double(v)) {}                                                \
-    Name(long long v) : Name(double(v)) {}                                          \
-    Name(unsigned v) : Name(double(v)) {}                                           \
+    template <class I, class = typename std::enable_if<std::is_integral<I>::value>::type> \
+    Name(I v) : Name(double(v)) {}                                                  \
     operator float() const {                                                        \
       cumo_ops::Storage s;                                                          \
       s.bits = bits_;                                                               \
@@ -87,6 +88,14 @@ std::string hostCompiler() {
 }
 
 constexpr const char *kFlags = " -std=c++17 -O2 -fPIC -shared -w";
+
+/// `path` as one shell word.
+std::string quoted(const std::string &path) {
+  std::string out = "'";
+  for (char c : path)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
 
 std::string hex(llvm::ArrayRef<uint8_t> bytes) {
   static const char digits[] = "0123456789abcdef";
@@ -135,8 +144,10 @@ HostProgram::HostProgram(std::string entry, void *library, void (*fn)(void **))
     : entry_(std::move(entry)), library_(library), fn_(fn) {}
 
 HostProgram::~HostProgram() {
+  // The last holder may be a Ruby object the GC is freeing: closed at the
+  // next safe point, as every release from a GC free is.
   if (library_)
-    dlclose(library_);
+    ReleaseQueue::get().pushRelease([](void *library) { dlclose(library); }, library_);
 }
 
 std::shared_ptr<HostProgram> HostProgram::compile(const std::string &source,
@@ -157,8 +168,10 @@ std::shared_ptr<HostProgram> HostProgram::compile(const std::string &source,
     // One file: the storage types (cumo_ops::half ...), the prelude, the kernel.
     if (!writeFile(tmp + ".cpp", std::string(types) + kPrelude + source))
       throw Error(ErrorKind::Internal, "[host kernels] cannot write into " + dir);
-    std::string cmd =
-        cxx + kFlags + " -o " + tmp + ".so " + tmp + ".cpp > " + tmp + ".log 2>&1";
+    // (The compiler is a command line of its own, a wrapper and a compiler
+    // perhaps: not quoted; the paths are.)
+    std::string cmd = cxx + kFlags + " -o " + quoted(tmp + ".so") + " " + quoted(tmp + ".cpp") +
+                      " > " + quoted(tmp + ".log") + " 2>&1";
     int status = std::system(cmd.c_str());
     std::string log = readFile(tmp + ".log");
     std::remove((tmp + ".cpp").c_str());

@@ -13,6 +13,7 @@
 
 #include <cstring>
 #include <memory>
+#include <string>
 
 namespace cumo::rb {
 
@@ -33,7 +34,14 @@ struct PinnedData {
   Ref<Buffer> copying;
 };
 
-void freeEvent(void *p) { delete static_cast<EventData *>(p); }
+void freeEvent(void *p) {
+  auto *d = static_cast<EventData *>(p);
+  // A CUDA event is destroyed at the engine's next safe point, not in the GC.
+  if (d->event)
+    ReleaseQueue::get().pushRelease(
+        [](void *e) { delete static_cast<DeviceEvent *>(e); }, d->event.release());
+  delete d;
+}
 void freePinned(void *p) {
   auto *d = static_cast<PinnedData *>(p);
   // A dfree must not call CUDA (ruby/ext.cpp): the engine frees a buffer
@@ -58,17 +66,27 @@ const rb_data_type_t kPinnedType = {"Cumo::CUDA::PinnedMemory",
                                     nullptr,
                                     RUBY_TYPED_FREE_IMMEDIATELY};
 
-EventData &eventOf(VALUE v, const char *op) {
+EventData &eventOf(VALUE v, const char *op, bool made = true) {
   if (!rb_typeddata_is_kind_of(v, &kEventType))
     rb_raise(rb_eTypeError, "[%s] expected a Cumo::CUDA::Event, not %" PRIsVALUE, op,
              rb_obj_class(v));
-  return *static_cast<EventData *>(RTYPEDDATA_DATA(v));
+  auto *d = static_cast<EventData *>(RTYPEDDATA_DATA(v));
+  if (made && !d->event)
+    rb_raise(rb_eTypeError, "[%s] an uninitialized Cumo::CUDA::Event", op);
+  return *d;
+}
+
+/// Events and pinned buffers are device resources: not copied.
+VALUE refuseCopy(VALUE self, VALUE) {
+  rb_raise(rb_eTypeError, "[dup] a %" PRIsVALUE " cannot be copied", rb_obj_class(self));
 }
 
 VALUE eventAlloc(VALUE klass) { return TypedData_Wrap_Struct(klass, &kEventType, new EventData); }
 
 VALUE eventInitialize(VALUE self) {
-  EventData &e = eventOf(self, "Event.new");
+  EventData &e = eventOf(self, "Event.new", false);
+  if (e.event)
+    rb_raise(rb_eTypeError, "[Event.new] already initialized");
   guarded([&] { e.event = Engine::get().device().newEvent(); });
   return self;
 }
@@ -237,18 +255,22 @@ VALUE runtimeSetDevice(VALUE, VALUE id) {
   if (n < 0 || n > INT32_MAX)
     rb_raise(rb_eArgError, "[cudaSetDevice] no device %lld", static_cast<long long>(n));
   ErrorKind kind = ErrorKind::Internal;
-  VALUE message = Qnil;
+  bool failed = false;
+  std::string text;
   lockEngine();
   try {
     selectCudaDevice(int(n));
   } catch (const Error &e) {
     kind = e.kind();
-    message = rb_utf8_str_new(e.message().data(), long(e.message().size()));
+    text = e.message();
+    failed = true;
   }
   unlockEngine();
-  if (!NIL_P(message))
-    raiseError(kind, message);
-  return Qnil;
+  if (!failed)
+    return Qnil;
+  VALUE message = rb_utf8_str_new(text.data(), long(text.size())); // (after the catch)
+  std::string().swap(text); // nothing owned when the raise leaves this frame
+  raiseError(kind, message);
 }
 
 VALUE runtimeGetDevice(VALUE) {
@@ -264,6 +286,7 @@ void initDeviceQueue() {
   cEvent = rb_define_class_under(mCUDA, "Event", rb_cObject);
   rb_define_alloc_func(cEvent, eventAlloc);
   rb_define_method(cEvent, "initialize", RUBY_METHOD_FUNC(eventInitialize), 0);
+  rb_define_method(cEvent, "initialize_copy", RUBY_METHOD_FUNC(refuseCopy), 1);
   rb_define_method(cEvent, "__record", RUBY_METHOD_FUNC(eventRecord), 0);
   rb_define_method(cEvent, "synchronize", RUBY_METHOD_FUNC(eventSynchronize), 0);
   rb_define_method(cEvent, "done?", RUBY_METHOD_FUNC(eventDone), 0);
@@ -276,6 +299,7 @@ void initDeviceQueue() {
   cPinnedMemory = rb_define_class_under(mCUDA, "PinnedMemory", rb_cObject);
   rb_define_alloc_func(cPinnedMemory, pinnedAlloc);
   rb_define_method(cPinnedMemory, "initialize", RUBY_METHOD_FUNC(pinnedInitialize), 1);
+  rb_define_method(cPinnedMemory, "initialize_copy", RUBY_METHOD_FUNC(refuseCopy), 1);
   rb_define_method(cPinnedMemory, "size", RUBY_METHOD_FUNC(pinnedSizeMethod), 0);
   rb_define_method(cPinnedMemory, "read", RUBY_METHOD_FUNC(pinnedRead), 0);
   rb_define_method(cPinnedMemory, "write", RUBY_METHOD_FUNC(pinnedWrite), 1);

@@ -4,6 +4,7 @@
 
 #include "core/host_hooks.h"
 #include "core/release_queue.h"
+#include "graph/device_select.h"
 #include "graph/engine.h"
 
 #include <ruby/debug.h>
@@ -73,7 +74,10 @@ void lockEngine() {
 
 void unlockEngine() { gEngineMutex.unlock(); }
 
-void ensureEngine() { Engine::get(); }
+void ensureEngine() {
+  Engine::get();
+  bindThreadToEngineDevice();
+}
 
 VALUE classOf(DType t) { return gClasses[int(t)]; }
 

@@ -232,8 +232,10 @@ VALUE functionLaunch(VALUE self, VALUE args, VALUE grid, VALUE block, VALUE shar
   for (long i = 0; i < n; ++i) {
     VALUE a = rb_ary_entry(args, i);
     if (isNArray(a)) {
-      checkFrozen(a, "launch");
-      handleOf(a, "launch"); // an NArray never initialized raises here
+      int mode = NIL_P(access) ? int(kWriteContiguous) : NUM2INT(rb_ary_entry(access, i));
+      if (mode == kWriteContiguous || mode == kWriteStrided)
+        checkFrozen(a, "launch"); // what a kernel only reads may be frozen
+      handleOf(a, "launch");      // an NArray never initialized raises here
     } else if (RB_INTEGER_TYPE_P(a)) {
       if (!RB_FIXNUM_P(a))
         (void)NUM2LL(a); // a RangeError past a long long

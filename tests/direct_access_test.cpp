@@ -48,6 +48,25 @@ TEST_CASE("a writer gets values of its own: a shared value is copied first") {
   CHECK(read<double>(*a) == values<double>({100, 2, 30, 4}));
 }
 
+TEST_CASE("a strided view: element 0's address and its own strides") {
+  H a = upload(DType::Int32, {2, 4}, values<double>({0, 1, 2, 3, 4, 5, 6, 7}));
+  H reversed = view(*a, {all(), range(3, 0, -1)});
+  ElementMemory m = stridedElements(*reversed, "launch", false);
+  const auto *first = static_cast<const int32_t *>(m.address());
+  CHECK(first[0] == 3); // element (0, 0) of the view
+  llvm::ArrayRef<int64_t> s = reversed->layout().strides;
+  CHECK(first[1 * s[0] + 2 * s[1]] == 5); // element (1, 2): a[1, 1]
+  // A writer of a shared value writes a copy.
+  NodeRef other = a->storage().currentRef();
+  ElementMemory w = stridedElements(*reversed, "launch", true);
+  static_cast<int32_t *>(w.address())[0] = 30;
+  CHECK(read<double>(*a)[3] == 30);
+  int32_t kept;
+  std::memcpy(&kept, static_cast<const char *>(other->buffer()->data()) + 3 * sizeof(int32_t),
+              sizeof kept);
+  CHECK(kept == 3);
+}
+
 TEST_CASE("an array never written gets memory; strided views and Bit are refused") {
   H e = wrap(emptyNode(DType::Int32, {5}));
   ElementMemory m = writableElements(*e, "launch");

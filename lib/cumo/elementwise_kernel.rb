@@ -81,10 +81,8 @@ module Cumo
 
       # The shape every non-raw array broadcasts to (size: where there is none).
       def broadcast_shape(op, params, given, size)
-        arrays = params.each_index.select { |i| !params[i].raw && given[i].is_a?(NArray) }
-        # The inputs decide the shape; outputs only where no input is an array.
-        inputs = arrays.select { |i| i < @inputs.size }
-        shapes = (inputs.empty? ? arrays.first(1) : inputs).map { |i| given[i].shape }
+        # Every non-raw array, inputs and given outputs, broadcast together.
+        shapes = params.each_index.select { |i| !params[i].raw && given[i].is_a?(NArray) }.map { |i| given[i].shape }
         if shapes.empty?
           unless size.is_a?(Integer) && size >= 0
             raise ArgumentError, "[#{op}] every argument is raw or a number: size: must say how many elements"
@@ -121,7 +119,13 @@ module Cumo
           a = given[i]
           klass = classes[i]
           if i >= @inputs.size
-            next a || klass.new(*(p.raw ? [shape.inject(1, :*)] : shape))
+            next klass.new(*(p.raw ? [shape.inject(1, :*)] : shape)) unless a
+            unless a.instance_of?(klass)
+              raise TypeError, "[#{op}] the output #{p.name} is #{a.class.name.split('::').last}, " \
+                               "and its parameter #{KernelParams::C_TYPES[klass]}"
+            end
+
+            next a
           end
           next KernelParams.pack_scalar(op, p.name, a, klass) unless a.is_a?(NArray)
 
@@ -140,7 +144,7 @@ module Cumo
         kinds = values.map { |v| v.is_a?(String) ? :scalar : :array }
         key = [classes, kinds, rank, Cumo.gpu?]
         function = (@functions[key] ||= compile(params, classes, kinds, rank))
-        ext = pack_strides(shape, rank)
+        ext = (shape + [1] * ([rank, 1].max - shape.size)).pack("q*") # a 0-dim call: one element
         args = [[count].pack("q"), ext]
         access = [nil, nil]
         values.each_with_index do |v, i|

@@ -79,11 +79,13 @@ module Cumo
           end
           letters[param.type] ||= arg.class
         end
+        numbers = {}
         order.each do |param, arg|
           next unless param.letter? && !letters.key?(param.type) && arg.is_a?(Numeric)
 
-          letters[param.type] = arg.is_a?(Integer) ? Int64 : DFloat
+          (numbers[param.type] ||= []) << arg
         end
+        numbers.each { |l, ns| letters[l] = ns.all?(Integer) ? Int64 : DFloat }
         params.map do |p|
           next CLASSES.fetch(p.type) unless p.letter?
 

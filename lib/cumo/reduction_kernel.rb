@@ -81,6 +81,10 @@ module Cumo
         outputs = @outputs.each_index.map do |k|
           o = given[@inputs.size + k]
           next classes[@inputs.size + k].new(*out_shape) unless o
+          unless o.instance_of?(classes[@inputs.size + k])
+            raise TypeError, "[#{op}] the output #{@outputs[k].name} is #{o.class.name.split('::').last}, " \
+                             "and its parameter #{KernelParams::C_TYPES[classes[@inputs.size + k]]}"
+          end
           unless o.shape == out_shape && o.contiguous?
             raise Cumo::NArray::ShapeError, "[#{op}] the output #{@outputs[k].name} must be contiguous " \
                                             "and #{out_shape.inspect}, not #{o.shape.inspect}"
@@ -191,18 +195,19 @@ module Cumo
           args << a << steps(kept.map { |d| full[d] }) << steps(axes.map { |d| full[d] })
           access << 1 << 0 << 0
         end
-        partial = reduced.new([outs * chunks, 1].max)
         outputs.each { |o| args << o && access << 2 }
-        args << partial
-        access << 2
+        # Partials only where the axis is split (a null pointer otherwise).
+        partial = chunks > 1 ? reduced.new(outs * chunks) : nil
+        args << (partial || [0].pack("q"))
+        access << (partial ? 2 : 0)
         blocks = [[outs * chunks, 1].max, 65_535 * 32].min
         pass1.send(:__launch, args, [blocks, 1, 1], [THREADS, 1, 1], 0, access)
         return if chunks == 1
 
-        fold_args = [[outs, chunks].pack("q2"), partial] + outputs
+        fold_args = [[outs].pack("q"), [chunks].pack("q"), partial] + outputs
         fold_blocks = [(outs + THREADS - 1) / THREADS, 65_535 * 32].min
         fold.send(:__launch, fold_args, [fold_blocks, 1, 1], [THREADS, 1, 1], 0,
-                  [0, 1] + [2] * outputs.size)
+                  [0, 0, 1] + [2] * outputs.size)
       end
 
       # A long reduction to few outputs splits across blocks: enough blocks

@@ -38,11 +38,30 @@ class TestKernelClasses < Minitest::Test
     # Fixed types cast arrays to theirs.
     half = E.new("float32 x", "float64 y", "y = x / 2", "halve")
     assert_equal [0.5, 1.0], half.call(Cumo::Int32[1, 2]).to_a
+    # Numbers alone: float64 as soon as one of them is not an Integer,
+    # whatever their order.
+    assert_instance_of Cumo::DFloat, add.call(1, 2.5, size: 1)
+    assert_equal [3.5], add.call(1, 2.5, size: 1).to_a
     # Several outputs answer an Array.
     two = E.new("T x", "T s, T d", "s = x + x; d = x * x", "two")
     s, d = two.call(Cumo::Int32[1, 2, 3])
     assert_equal [2, 4, 6], s.to_a
     assert_equal [1, 4, 9], d.to_a
+  end
+
+  def test_frozen_inputs_0_dim_arrays_and_outputs_that_broadcast
+    x = Cumo::Int32[1, 2, 3].freeze
+    assert_equal [1, 4, 9], squared_diff.call(x, 0).to_a, "an input is only read"
+    scalar = Cumo::SFloat.new(3).seq.sum # 0-dim
+    z = squared_diff.call(scalar, 1)
+    assert_equal [], z.shape
+    assert_equal 4.0, z.to_f
+    # The output takes part in the broadcast.
+    out = Cumo::SFloat.zeros(2, 3)
+    assert_same out, squared_diff.call(Cumo::SFloat[1, 2, 3], 0, out)
+    assert_equal [[1, 4, 9], [1, 4, 9]], out.to_a
+    to_half = E.new("uint64 x", "float16 y", "y = x", "widen_to_half")
+    assert_equal [3.0, 2048.0], to_half.call(Cumo::UInt64[3, 2048]).to_a
   end
 
   def test_views_raw_arguments_and_the_index
@@ -90,7 +109,11 @@ class TestKernelClasses < Minitest::Test
       -> { add.call(x, 2.5) } => [TypeError, /b is int: it takes an Integer/],
       -> { add.call(x, 2**40) } => [RangeError, /does not fit b/],
       -> { add.call(x, "2") } => [TypeError, /b must be a Cumo::NArray or a number/],
-      -> { add.call(x, 1, Cumo::SFloat.zeros(3)) } => [Cumo::NArray::ShapeError, /the output c/],
+      -> { add.call(x, 1, Cumo::SFloat.zeros(3)) } => [Cumo::NArray::ShapeError, /do not broadcast/],
+      -> { add.call(Cumo::SFloat.zeros(2, 1), 1, Cumo::SFloat.zeros(2)) } =>
+        [Cumo::NArray::ShapeError, /the output c is \[2\]/],
+      -> { E.new("float32 x", "float64 y", "y = x").call(x, Cumo::SFloat.zeros(2)) } =>
+        [TypeError, /the output y is SFloat, and its parameter double/],
       -> { add.call(x, 1, Cumo::SFloat.zeros(2).freeze) } => [FrozenError, /c is frozen/],
       -> { add.call(x, 1, [0, 0]) } => [TypeError, /the output c must be a Cumo::NArray/],
       -> { squared_diff.call(Cumo::SFloat.zeros(2), Cumo::SFloat.zeros(3)) } =>
@@ -164,8 +187,9 @@ class TestKernelClasses < Minitest::Test
       -> { sum.call(x, axis: [0, 0]) } => [ArgumentError, /axis repeats/],
       -> { sum.call(x, axis: "0") } => [TypeError, /axis must be an Integer/],
       -> { sum.call(x, keepdims: 1) } => [TypeError, /keepdims/],
-      -> { sum.call(x, axis: 1, keepdims: false).then { sum.call(x, Cumo::SFloat.zeros(3), axis: 1) } } =>
-        [Cumo::NArray::ShapeError, /the output y/],
+      -> { sum.call(x, Cumo::SFloat.zeros(3), axis: 1) } => [Cumo::NArray::ShapeError, /the output y/],
+      -> { R.new("float32 x", "float32 y", "x", "a + b", "y = a", "0").call(x, Cumo::DFloat.zeros(1), axis: 1) } =>
+        [TypeError, /the output y is DFloat, and its parameter float/],
     }.each do |call, (error, message)|
       e = assert_raises(error) { call.call }
       assert_match message, e.message

@@ -130,6 +130,9 @@ class TestStreams < Minitest::Test
       -> { @a.dup.freeze.set(Cumo::CUDA::PinnedMemory.new(48)) } => [FrozenError, /\[set\]/],
       -> { @a.transpose.get(Cumo::CUDA::PinnedMemory.new(48)) } => [ArgumentError, /\[get\] the array must be contiguous/],
       -> { Cumo::Bit[1, 0].get(Cumo::CUDA::PinnedMemory.new(1)) } => [TypeError, /\[get\] Cumo::Bit/],
+      -> { Cumo::CUDA::Event.new.dup } => [TypeError, /cannot be copied/],
+      -> { Cumo::CUDA::Event.allocate.recorded? } => [TypeError, /uninitialized/],
+      -> { Cumo::CUDA::PinnedMemory.new(4).dup } => [TypeError, /cannot be copied/],
     }.each do |call, (error, message)|
       e = assert_raises(error) { call.call }
       assert_match message, e.message
