@@ -79,7 +79,7 @@ module Cumo
       # Launches the kernel on `args`: an NArray hands over its device
       # address (contiguous, not frozen; the kernel may write it), an
       # Integer a long long, a Float a double, a String its packed bytes
-      # (["n"].pack("l") is an int). grid and block take one to three sizes;
+      # ([n].pack("l") is an int). grid and block take one to three sizes;
       # shared_mem is the dynamic shared memory in bytes. Cumo queues
       # everything on one stream (lib/cumo/stream.rb), so any stream: orders
       # it as the spec says.
