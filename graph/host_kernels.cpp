@@ -1,12 +1,10 @@
 #include "graph/host_kernels.h"
 
+#include "core/content_hash.h"
 #include "core/error.h"
 #include "core/release_queue.h"
 #include "fusion/cuda_codegen.h"
 #include "graph/engine.h"
-
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/SHA256.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -97,16 +95,6 @@ std::string quoted(const std::string &path) {
   return out + "'";
 }
 
-std::string hex(llvm::ArrayRef<uint8_t> bytes) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (uint8_t b : bytes) {
-    out += digits[b >> 4];
-    out += digits[b & 15];
-  }
-  return out;
-}
-
 /// Where the libraries go: the kernel cache directory, else a folder of
 /// this process's own.
 std::string libraryDir() {
@@ -158,8 +146,7 @@ std::shared_ptr<HostProgram> HostProgram::compile(const std::string &source,
   std::string cxx = hostCompiler();
   std::string all = std::string(kPrelude) + '\0' + std::string(types) + '\0' + source + '\0' +
                     cxx + kFlags;
-  std::string key = hex(llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(
-      reinterpret_cast<const uint8_t *>(all.data()), all.size())));
+  std::string key = sha256Hex(all);
   std::string dir = libraryDir();
   std::string base = dir + "/host-" + key;
   std::string library = base + ".so";

@@ -204,47 +204,42 @@ VALUE pinnedFreed(VALUE self) {
   return static_cast<PinnedData *>(rb_check_typeddata(self, &kPinnedType))->host ? Qfalse : Qtrue;
 }
 
-/// NArray#__get_pinned(pinned): the array's elements copied into `pinned`,
-/// queued after everything recorded before (the copy in flight is waited
-/// for by the buffer's read, write, free and next copy).
-VALUE getPinned(VALUE self, VALUE pinned) {
-  ArrayHandle &a = handleOf(self, "get");
-  PinnedData &d = pinnedOf(pinned, "get");
+/// An asynchronous copy between `self`'s elements and `pinned` (`op` get:
+/// into the buffer; set: from it), queued after everything recorded before
+/// it; the buffer keeps the copy's event and the array's memory until its
+/// next use waits for it.
+void copyThroughPinned(VALUE self, VALUE pinned, const char *op, bool toHost) {
+  if (!toHost)
+    checkFrozen(self, op);
+  ArrayHandle &a = handleOf(self, op);
+  PinnedData &d = pinnedOf(pinned, op);
   size_t bytes = size_t(a.size()) * sizeOf(a.dtype());
   if (a.dtype() != DType::Bit && bytes != d.bytes)
-    rb_raise(rb_eArgError, "[get] the array holds %zu bytes and the pinned buffer %zu", bytes,
+    rb_raise(rb_eArgError, "[%s] the array holds %zu bytes and the pinned buffer %zu", op, bytes,
              d.bytes);
   guarded([&] {
     finishCopy(d);
-    ElementMemory m = readableElements(a, "get");
+    ElementMemory m = toHost ? readableElements(a, op) : writableElements(a, op);
     Device &device = Engine::get().device();
-    device.downloadAsync(*m.buffer, m.offset, m.bytes, d.host);
+    if (toHost)
+      device.downloadAsync(*m.buffer, m.offset, m.bytes, d.host);
+    else
+      device.uploadAsync(*m.buffer, m.offset, d.host, m.bytes);
     d.copy = device.newEvent();
     d.copy->record();
     d.copying = m.buffer;
   });
+}
+
+/// NArray#__get_pinned(pinned): the elements into the buffer; answers it.
+VALUE getPinned(VALUE self, VALUE pinned) {
+  copyThroughPinned(self, pinned, "get", true);
   return pinned;
 }
 
-/// NArray#__set_pinned(pinned): the buffer's bytes copied into the array,
-/// queued after everything recorded before it and before what comes after.
+/// NArray#__set_pinned(pinned): the buffer's bytes into the elements.
 VALUE setPinned(VALUE self, VALUE pinned) {
-  checkFrozen(self, "set");
-  ArrayHandle &a = handleOf(self, "set");
-  PinnedData &d = pinnedOf(pinned, "set");
-  size_t bytes = size_t(a.size()) * sizeOf(a.dtype());
-  if (a.dtype() != DType::Bit && bytes != d.bytes)
-    rb_raise(rb_eArgError, "[set] the array holds %zu bytes and the pinned buffer %zu", bytes,
-             d.bytes);
-  guarded([&] {
-    finishCopy(d);
-    ElementMemory m = writableElements(a, "set");
-    Device &device = Engine::get().device();
-    device.uploadAsync(*m.buffer, m.offset, d.host, m.bytes);
-    d.copy = device.newEvent();
-    d.copy->record();
-    d.copying = m.buffer;
-  });
+  copyThroughPinned(self, pinned, "set", false);
   return self;
 }
 

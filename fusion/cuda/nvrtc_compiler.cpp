@@ -8,6 +8,7 @@
 // none, whatever other processes do.
 #include "fusion/cuda/nvrtc_compiler.h"
 
+#include "core/content_hash.h"
 #include "core/error.h"
 #include "core/stats.h"
 
@@ -46,16 +47,6 @@ std::array<uint8_t, 32> sha256(llvm::StringRef data) {
       reinterpret_cast<const uint8_t *>(data.data()), data.size()));
 }
 
-std::string hex(llvm::ArrayRef<uint8_t> bytes) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (uint8_t b : bytes) {
-    out += digits[b >> 4];
-    out += digits[b & 15];
-  }
-  return out;
-}
-
 void nvrtcCheck(nvrtcResult r, const std::string &what) {
   if (r != NVRTC_SUCCESS)
     throw Error(ErrorKind::Nvrtc,
@@ -84,7 +75,7 @@ std::string diskKey(const KernelSource &src, const std::string &arch) {
     add(o);
   add(arch);
   add(nvrtcVersionString());
-  return hex(sha256(all));
+  return sha256Hex(all);
 }
 
 /// Creates `dir` and its missing parents, mode 0700.
@@ -186,6 +177,21 @@ size_t compileThreads() {
       return size_t(n);
   unsigned cores = std::thread::hardware_concurrency();
   return std::clamp<size_t>(cores, 1, 16);
+}
+
+/// A program's compile log, its trailing NULs and newlines dropped (empty
+/// when NVRTC has none).
+std::string programLog(nvrtcProgram prog) {
+  std::string log;
+  size_t size = 0;
+  if (nvrtcGetProgramLogSize(prog, &size) == NVRTC_SUCCESS && size > 1) {
+    log.resize(size);
+    if (nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS)
+      log.clear();
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
+      log.pop_back();
+  }
+  return log;
 }
 
 /// Destroys an NVRTC program on every way out.
@@ -291,7 +297,7 @@ NvrtcCompiler::Program NvrtcCompiler::compileProgram(const std::string &source,
   // program while it is held, and Compiler.clear_modules must make the
   // next compile read the disk or compile again.
   std::string dir = diskCacheDir();
-  std::string path = dir.empty() ? "" : dir + "/" + hex(sha256(key)) + ".program";
+  std::string path = dir.empty() ? "" : dir + "/" + sha256Hex(key) + ".program";
   Program p;
   std::string payload;
   if (!path.empty() && readEntry(path, payload) &&
@@ -327,15 +333,7 @@ NvrtcCompiler::Program NvrtcCompiler::compileUser(const std::string &source,
     opts.push_back(archOption.c_str());
   nvrtcResult r = nvrtcCompileProgram(guard.prog, int(opts.size()), opts.data());
   if (r != NVRTC_SUCCESS) {
-    std::string log;
-    size_t size = 0;
-    if (nvrtcGetProgramLogSize(guard.prog, &size) == NVRTC_SUCCESS && size > 1) {
-      log.resize(size);
-      if (nvrtcGetProgramLog(guard.prog, log.data()) != NVRTC_SUCCESS)
-        log.clear();
-      while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
-        log.pop_back();
-    }
+    std::string log = programLog(guard.prog);
     throw Error(ErrorKind::Nvrtc, "[compile_with_cache] " + std::string(nvrtcGetErrorString(r)) +
                                       (log.empty() ? "" : ":\n" + log));
   }
@@ -447,15 +445,7 @@ std::string NvrtcCompiler::compile(const KernelSource &src,
   nvrtcResult r =
       nvrtcCompileProgram(guard.prog, int(options.size()), options.data());
   if (r != NVRTC_SUCCESS) {
-    std::string log;
-    size_t size = 0;
-    if (nvrtcGetProgramLogSize(guard.prog, &size) == NVRTC_SUCCESS && size > 1) {
-      log.resize(size);
-      if (nvrtcGetProgramLog(guard.prog, log.data()) != NVRTC_SUCCESS)
-        log.clear();
-      while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
-        log.pop_back();
-    }
+    std::string log = programLog(guard.prog);
     if (log.empty())
       log = nvrtcGetErrorString(r);
     throw Error(ErrorKind::Nvrtc, "[nvrtc] " + src.entry + ": " + log);

@@ -21,13 +21,7 @@ module Cumo
         op = "ElementwiseKernel.new"
         raise TypeError, "[#{op}] operation must be a String, not #{operation.class}" unless operation.is_a?(String)
         raise TypeError, "[#{op}] preamble must be a String, not #{preamble.class}" unless preamble.is_a?(String)
-        unless name.is_a?(String) && name.match?(/\A[A-Za-z_]\w*\z/)
-          raise ArgumentError, "[#{op}] the name must be a C identifier, not #{name.inspect}"
-        end
-
-        @inputs = KernelParams.parse(op, in_params, "in_params")
-        @outputs = KernelParams.parse(op, out_params, "out_params")
-        KernelParams.check_names(op, @inputs + @outputs)
+        @inputs, @outputs = KernelParams.signature(op, name, in_params, out_params)
         @operation = operation
         @name = name
         @preamble = preamble
@@ -45,7 +39,7 @@ module Cumo
         end
         params = @inputs + @outputs
         given = args + [nil] * (params.size - args.size)
-        check_arguments(op, params, given)
+        KernelParams.check_arguments(op, params, given, @inputs.size)
         classes = KernelParams.resolve(op, params, given, (@inputs.size...params.size).to_a)
         shape = broadcast_shape(op, params, given, size)
         count = shape.inject(1, :*)
@@ -61,24 +55,6 @@ module Cumo
 
       def answer(outputs) = outputs.size == 1 ? outputs.first : (outputs.empty? ? nil : outputs)
 
-      def check_arguments(op, params, given)
-        params.each_with_index do |p, i|
-          a = given[i]
-          output = i >= @inputs.size
-          next if a.nil? && output
-          if a.is_a?(NArray)
-            if a.is_a?(Bit) || !KernelParams::C_TYPES.key?(a.class)
-              raise TypeError, "[#{op}] #{p.name}: a #{a.class} cannot be handed to a kernel"
-            end
-            raise FrozenError, "[#{op}] #{p.name} is frozen" if output && a.frozen?
-            next
-          end
-          raise TypeError, "[#{op}] the output #{p.name} must be a Cumo::NArray, not #{a.class}" if output
-          raise TypeError, "[#{op}] the raw input #{p.name} must be a Cumo::NArray, not #{a.class}" if p.raw
-          raise TypeError, "[#{op}] #{p.name} must be a Cumo::NArray or a number, not #{a.class}" unless a.is_a?(Numeric) && a.real?
-        end
-      end
-
       # The shape every non-raw array broadcasts to (size: where there is none).
       def broadcast_shape(op, params, given, size)
         # Every non-raw array, inputs and given outputs, broadcast together.
@@ -92,14 +68,7 @@ module Cumo
         end
         raise ArgumentError, "[#{op}] size: is taken only when every argument is raw or a number" unless size.nil?
 
-        rank = shapes.map(&:size).max
-        padded = shapes.map { |s| [1] * (rank - s.size) + s }
-        shape = (0...rank).map do |d|
-          sizes = padded.map { |s| s[d] }.uniq - [1]
-          raise Cumo::NArray::ShapeError, "[#{op}] shapes #{shapes.map(&:inspect).join(', ')} do not broadcast" if sizes.size > 1
-
-          sizes.first || 1
-        end
+        shape = KernelParams.broadcast(op, shapes)
         params.each_with_index do |p, i|
           next unless i >= @inputs.size && !p.raw && given[i]
           unless given[i].shape == shape
@@ -159,24 +128,13 @@ module Cumo
             access << (output ? 0 : 3)
           else
             access << (output ? 2 : 1)
-            args << pack_strides(broadcast_strides(v, shape), rank)
+            args << pack_strides(KernelParams.broadcast_strides(v, shape), rank)
             access << nil
           end
         end
         threads = 256
         blocks = [[(count + threads - 1) / threads, 1].max, 65_535 * 32].min
         function.send(:__launch, args, [blocks, 1, 1], [threads, 1, 1], 0, access.map { |a| a || 0 })
-      end
-
-      # An array's strides over the broadcast shape: 0 along a broadcast axis.
-      def broadcast_strides(array, shape)
-        strides = array.send(:__element_strides)
-        lead = shape.size - array.ndim
-        shape.each_index.map do |d|
-          next 0 if d < lead
-
-          array.shape[d - lead] == 1 ? 0 : strides[d - lead]
-        end
       end
 
       def pack_strides(values, rank) = (values + [0] * ([rank, 1].max - values.size)).pack("q*")

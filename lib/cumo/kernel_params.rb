@@ -54,11 +54,72 @@ module Cumo
         end
       end
 
+      # A kernel's name (a C identifier) checked, and its parameter lists
+      # parsed: [inputs, outputs].
+      def signature(op, name, in_params, out_params)
+        unless name.is_a?(String) && name.match?(/\A[A-Za-z_]\w*\z/)
+          raise ArgumentError, "[#{op}] the name must be a C identifier, not #{name.inspect}"
+        end
+
+        inputs = parse(op, in_params, "in_params")
+        outputs = parse(op, out_params, "out_params")
+        check_names(op, inputs + outputs)
+        [inputs, outputs]
+      end
+
       # Checks the names are distinct and usable.
       def check_names(op, params)
         names = params.map(&:name)
         dup = names.find { |n| names.count(n) > 1 }
         raise ArgumentError, "[#{op}] the parameter #{dup} is named twice" if dup
+      end
+
+      # Checks what a call hands over: `given` the arguments by parameter
+      # (nil for an output to allocate), the first `inputs` of them inputs.
+      def check_arguments(op, params, given, inputs)
+        params.each_with_index do |p, i|
+          a = given[i]
+          output = i >= inputs
+          next if a.nil? && output
+          if a.is_a?(NArray)
+            unless C_TYPES.key?(a.class)
+              raise TypeError, "[#{op}] #{p.name}: a #{a.class} cannot be handed to a kernel"
+            end
+            raise FrozenError, "[#{op}] #{p.name} is frozen" if output && a.frozen?
+            next
+          end
+          raise TypeError, "[#{op}] the output #{p.name} must be a Cumo::NArray, not #{a.class}" if output
+          raise TypeError, "[#{op}] the raw input #{p.name} must be a Cumo::NArray, not #{a.class}" if p.raw
+          unless a.is_a?(Numeric) && a.real?
+            raise TypeError, "[#{op}] #{p.name} must be a Cumo::NArray or a number, not #{a.class}"
+          end
+        end
+      end
+
+      # The shape `shapes` broadcast to, numpy's way; ShapeError naming `op`.
+      def broadcast(op, shapes)
+        rank = shapes.map(&:size).max || 0
+        padded = shapes.map { |s| [1] * (rank - s.size) + s }
+        (0...rank).map do |d|
+          sizes = padded.map { |s| s[d] }.uniq - [1]
+          if sizes.size > 1
+            raise Cumo::NArray::ShapeError, "[#{op}] shapes #{shapes.map(&:inspect).join(', ')} do not broadcast"
+          end
+
+          sizes.first || 1
+        end
+      end
+
+      # `array`'s strides, in elements, over `shape` it broadcasts to: 0
+      # along an added or length-1 axis.
+      def broadcast_strides(array, shape)
+        strides = array.send(:__element_strides)
+        lead = shape.size - array.ndim
+        shape.each_index.map do |d|
+          next 0 if d < lead
+
+          array.shape[d - lead] == 1 ? 0 : strides[d - lead]
+        end
       end
 
       # The class each parameter takes, from `args` (an NArray, a number or

@@ -28,13 +28,7 @@ module Cumo
          [identity, "identity"], [preamble, "preamble"]].each do |v, what|
           raise TypeError, "[#{op}] #{what} must be a String, not #{v.class}" unless v.is_a?(String)
         end
-        unless name.is_a?(String) && name.match?(/\A[A-Za-z_]\w*\z/)
-          raise ArgumentError, "[#{op}] the name must be a C identifier, not #{name.inspect}"
-        end
-
-        @inputs = KernelParams.parse(op, in_params, "in_params")
-        @outputs = KernelParams.parse(op, out_params, "out_params")
-        KernelParams.check_names(op, @inputs + @outputs)
+        @inputs, @outputs = KernelParams.signature(op, name, in_params, out_params)
         if (raw = (@inputs + @outputs).find(&:raw))
           raise ArgumentError, "[#{op}] a reduction indexes its arguments itself: #{raw.name} cannot be raw"
         end
@@ -72,7 +66,7 @@ module Cumo
 
         params = @inputs + @outputs
         given = args + [nil] * (params.size - args.size)
-        check_arguments(op, params, given)
+        KernelParams.check_arguments(op, params, given, @inputs.size)
         classes, reduced = resolve_classes(op, params, given)
         shape = input_shape(op, given)
         axes = axes_of(op, axis, shape.size)
@@ -98,23 +92,6 @@ module Cumo
       end
 
       private
-
-      def check_arguments(op, params, given)
-        params.each_with_index do |p, i|
-          a = given[i]
-          output = i >= @inputs.size
-          next if a.nil? && output
-          if a.is_a?(NArray)
-            if !KernelParams::C_TYPES.key?(a.class)
-              raise TypeError, "[#{op}] #{p.name}: a #{a.class} cannot be handed to a kernel"
-            end
-            raise FrozenError, "[#{op}] #{p.name} is frozen" if output && a.frozen?
-            next
-          end
-          raise TypeError, "[#{op}] the output #{p.name} must be a Cumo::NArray, not #{a.class}" if output
-          raise TypeError, "[#{op}] #{p.name} must be a Cumo::NArray or a number, not #{a.class}" unless a.is_a?(Numeric) && a.real?
-        end
-      end
 
       # The parameters' classes, and the class values are reduced in:
       # reduce_type as a C type, a type name or a letter, else the first
@@ -143,17 +120,7 @@ module Cumo
       end
 
       def input_shape(op, given)
-        shapes = given[0, @inputs.size].select { |a| a.is_a?(NArray) }.map(&:shape)
-        return [] if shapes.empty?
-
-        rank = shapes.map(&:size).max
-        padded = shapes.map { |s| [1] * (rank - s.size) + s }
-        (0...rank).map do |d|
-          sizes = padded.map { |s| s[d] }.uniq - [1]
-          raise Cumo::NArray::ShapeError, "[#{op}] shapes #{shapes.map(&:inspect).join(', ')} do not broadcast" if sizes.size > 1
-
-          sizes.first || 1
-        end
+        KernelParams.broadcast(op, given[0, @inputs.size].select { |a| a.is_a?(NArray) }.map(&:shape))
       end
 
       def axes_of(op, axis, rank)
@@ -191,7 +158,7 @@ module Cumo
           end
           a = a.cast_to(classes[i]) unless a.instance_of?(classes[i])
           a = a.dup if KernelParams.reordered?(a) || outputs.any? { |o| a.send(:__same_memory?, o) }
-          full = broadcast_strides(a, shape)
+          full = KernelParams.broadcast_strides(a, shape)
           args << a << steps(kept.map { |d| full[d] }) << steps(axes.map { |d| full[d] })
           access << 1 << 0 << 0
         end
@@ -215,16 +182,6 @@ module Cumo
       def chunks_for(outs, len)
         want = [(2 * 132 + outs - 1) / outs, (len + MIN_CHUNK - 1) / MIN_CHUNK, MAX_CHUNKS].min
         [want, 1].max
-      end
-
-      def broadcast_strides(array, shape)
-        strides = array.send(:__element_strides)
-        lead = shape.size - array.ndim
-        shape.each_index.map do |d|
-          next 0 if d < lead
-
-          array.shape[d - lead] == 1 ? 0 : strides[d - lead]
-        end
       end
 
       def steps(values) = (values + [0] * (8 - values.size)).pack("q8")
@@ -290,22 +247,18 @@ module Cumo
         decl << "#{rt} *cumo_partial"
         host << "*(#{rt} **)a[#{slot}]"
         arrays = @inputs.each_index.select { |i| kinds[i] == :array }
-        base = lambda do |index|
-          s = +"    long long cumo_rest = #{index};\n"
-          arrays.each { |i| s << "    long long cumo_b#{i} = 0;\n" }
-          s << "    for (int d = #{kept_rank - 1}; d >= 0; --d) {\n"
-          s << "      long long c = cumo_rest % cumo_kept.s[d];\n      cumo_rest /= cumo_kept.s[d];\n"
-          arrays.each { |i| s << "      cumo_b#{i} += c * cumo_k#{i}.s[d];\n" }
-          s << "    }\n"
-        end
-        offsets = lambda do |index, indent|
-          s = +"#{indent}long long cumo_left = #{index};\n"
-          arrays.each { |i| s << "#{indent}long long cumo_o#{i} = 0;\n" }
-          s << "#{indent}for (int d = #{red_rank - 1}; d >= 0; --d) {\n"
-          s << "#{indent}  long long c = cumo_left % cumo_red.s[d];\n#{indent}  cumo_left /= cumo_red.s[d];\n"
-          arrays.each { |i| s << "#{indent}  cumo_o#{i} += c * cumo_r#{i}.s[d];\n" }
+        # Offsets of element `index` of a `rank`-axis shape: the arrays'
+        # `into` (declared here) from their `steps` strides.
+        decompose = lambda do |index, rank, shape, steps, into, rest, indent|
+          s = +"#{indent}long long #{rest} = #{index};\n"
+          arrays.each { |i| s << "#{indent}long long #{into}#{i} = 0;\n" }
+          s << "#{indent}for (int d = #{rank - 1}; d >= 0; --d) {\n"
+          s << "#{indent}  long long c = #{rest} % #{shape}.s[d];\n#{indent}  #{rest} /= #{shape}.s[d];\n"
+          arrays.each { |i| s << "#{indent}  #{into}#{i} += c * #{steps}#{i}.s[d];\n" }
           s << "#{indent}}\n"
         end
+        base = ->(index) { decompose.call(index, kept_rank, "cumo_kept", "cumo_k", "cumo_b", "cumo_rest", "    ") }
+        offsets = ->(index, indent) { decompose.call(index, red_rank, "cumo_red", "cumo_r", "cumo_o", "cumo_left", indent) }
         outs_of = ->(o) { @outputs.each_index.map { |k| "cumo_out#{k}[#{o}]" }.join(", ") }
         signature = decl.join(", ")
         # GPU: a block folds a chunk of one output's elements; its partial,
