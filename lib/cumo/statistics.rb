@@ -62,7 +62,56 @@ module Cumo
       weighted.dot(transposed.conj) / factor
     end
 
+    # How often each value 0, 1, ... occurs along the last axis (an integer
+    # class's non-negative values): UInt32 counts (UInt64 past 2**32 - 1
+    # bins), or with `weight` (one per element along the last axis) the
+    # sums of the weights, DFloat unless the weight is an SFloat. At least
+    # `minlength` bins. The number of bins is the largest value + 1: a read
+    # of that value, as Numo's answer's shape needs it.
+    def bincount(weight = nil, minlength: nil)
+      unless is_a?(Int8) || is_a?(Int16) || is_a?(Int32) || is_a?(Int64) || is_a?(UInt8) ||
+             is_a?(UInt16) || is_a?(UInt32) || is_a?(UInt64)
+        raise NoMethodError, "[bincount] an integer class's method, not #{self.class}'s"
+      end
+      raise Cumo::NArray::ShapeError, "[bincount] needs an array of 1 or more dimensions" if ndim.zero?
+      unless minlength.nil? || (minlength.is_a?(Integer) && minlength >= 0)
+        raise ArgumentError, "[bincount] minlength must be a non-negative Integer, not #{minlength.inspect}"
+      end
+
+      weight = bincount_weight(weight) unless weight.nil?
+      low, high = size.zero? ? [0, -1] : minmax.map(&:to_i)
+      raise ArgumentError, "[bincount] array items must be non-negative (#{low})" if low.negative?
+
+      bins = [high + 1, minlength || 0].max
+      klass = weight ? weight.class : (bins > 2**32 - 1 ? UInt64 : UInt32)
+      # One pass a chunk of elements against every bin, so the comparison
+      # never holds more than about 2**24 flags.
+      step = [(2**24 / [bins, 1].max), 1].max
+      out = klass.zeros(*shape[0..-2], bins)
+      values = Int64.new(bins).seq
+      (0...shape[-1]).step(step) do |from|
+        part = self[false, from...[from + step, shape[-1]].min]
+        hits = part[false, :new].eq(values[:new, true]) # [..., n, bins]
+        if weight
+          w = weight[false, from...[from + step, shape[-1]].min]
+          out += (w[false, :new] * hits).sum(axis: -2)
+        else
+          out += hits.count_true(axis: -2).cast_to(klass)
+        end
+      end
+      out
+    end
+
     private
+
+    def bincount_weight(weight)
+      w = weight.is_a?(SFloat) || weight.is_a?(DFloat) ? weight : DFloat.cast(weight)
+      unless w.shape[-1] == shape[-1] && (w.ndim == 1 || w.shape == shape)
+        raise Cumo::NArray::ShapeError,
+              "[bincount] the weight must have #{shape[-1]} elements along its last axis, not #{w.shape}"
+      end
+      w
+    end
 
     def cov_weights(w, m)
       w = w.is_a?(NArray) ? w : DFloat.cast(w)

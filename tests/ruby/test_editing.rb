@@ -139,6 +139,30 @@ class TestEditing < Minitest::Test
     assert_raises(ShapeError) { m.cov(fweights: [1, 2]) }
   end
 
+  def test_bincount_as_numo_documents_it
+    assert_instance_of Cumo::UInt32, I[0..4].bincount
+    assert_equal [1, 1, 1, 1, 1], I[0..4].bincount.to_a
+    assert_equal [1, 3, 1, 1, 0, 0, 0, 1], I[0, 1, 1, 3, 2, 1, 7].bincount.to_a
+    x = I[0, 1, 1, 3, 2, 1, 7, 23]
+    assert_equal x.max.to_i + 1, x.bincount.size
+    w = D[0.3, 0.5, 0.2, 0.7, 1.0, -0.6]
+    got = I[0, 1, 1, 2, 2, 2].bincount(w)
+    assert_instance_of D, got
+    [0.3, 0.7, 1.1].zip(got.to_a).each { |want, v| assert_in_delta want, v, 1e-15 }
+    assert_instance_of Cumo::SFloat, I[1, 1].bincount(Cumo::SFloat[0.5, 0.25])
+    assert_equal [[1, 1, 0], [0, 2, 0]], I[[0, 1], [1, 1]].bincount(minlength: 3).to_a
+    assert_equal [0, 0, 0], I[].bincount(minlength: 3).to_a
+    # Past the chunk the comparison is made in.
+    big = Cumo::UInt8.new(300_000).rand(0, 200)
+    assert_equal 300_000, big.bincount.sum.to_i
+    assert_equal (big.eq 7).count_true.to_i, big.bincount[7].to_i
+    e = assert_raises(ArgumentError) { I[-1, 2].bincount }
+    assert_match(/\[bincount\] array items must be non-negative/, e.message)
+    assert_raises(ArgumentError) { I[1].bincount(minlength: -1) }
+    assert_raises(Cumo::NArray::ShapeError) { I[1, 2].bincount(D[1.0]) }
+    assert_raises(NoMethodError) { D[1].bincount }
+  end
+
   # Each names the method, at the call.
   def test_bad_arguments
     a = D.new(3, 4).seq
