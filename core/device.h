@@ -75,6 +75,8 @@ public:
                       size_t bytes) = 0;
   /// Waits for everything queued.
   virtual void synchronize() = 0;
+  /// Whether everything queued has run, without waiting.
+  virtual bool idle() = 0;
 
   /// Copies that return at once, ordered after queued work, where the host
   /// side is `allocatePinned` memory (the CPU device copies as it is asked).

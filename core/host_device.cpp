@@ -64,6 +64,7 @@ public:
       std::memcpy(static_cast<char *>(buffer.data()) + offset, src, bytes);
   }
   void synchronize() override {}
+  bool idle() override { return true; }
   void downloadAsync(const Buffer &buffer, size_t offset, size_t bytes, void *dst) override {
     download(buffer, offset, bytes, dst);
   }

@@ -112,6 +112,16 @@ VALUE eventDone(VALUE self) {
   return guarded([&] { return e.event->done(); }) ? Qtrue : Qfalse;
 }
 
+/// Cumo::CUDA.__queue_done?: everything recorded computed, and run.
+VALUE queueDone(VALUE) {
+  return guarded([&] {
+           Engine::get().flush();
+           return Engine::get().device().idle();
+         })
+             ? Qtrue
+             : Qfalse;
+}
+
 VALUE eventRecorded(VALUE self) {
   return eventOf(self, "recorded?").event->recorded() ? Qtrue : Qfalse;
 }
@@ -287,6 +297,7 @@ void initDeviceQueue() {
   rb_define_method(cEvent, "done?", RUBY_METHOD_FUNC(eventDone), 0);
   rb_define_method(cEvent, "recorded?", RUBY_METHOD_FUNC(eventRecorded), 0);
   rb_define_module_function(mCUDA, "get_elapsed_time", RUBY_METHOD_FUNC(elapsedTime), 2);
+  rb_define_module_function(mCUDA, "__queue_done?", RUBY_METHOD_FUNC(queueDone), 0);
   VALUE mRuntime = rb_define_module_under(mCUDA, "Runtime");
   rb_define_module_function(mRuntime, "cudaSetDevice", RUBY_METHOD_FUNC(runtimeSetDevice), 1);
   rb_define_module_function(mRuntime, "cudaGetDevice", RUBY_METHOD_FUNC(runtimeGetDevice), 0);

@@ -198,6 +198,16 @@ private:
 
 std::unique_ptr<DeviceEvent> CudaDevice::newEvent() { return std::make_unique<CudaEvent>(this); }
 
+bool CudaDevice::idle() {
+  cudaError_t err = cudaStreamQuery(stream_);
+  if (err == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  cudaCheck(err, "cudaStreamQuery");
+  return true;
+}
+
 void CudaDevice::synchronize() {
   cudaError_t err = cudaSuccess;
   HostHooks::get().runBlocking([&] { err = cudaStreamSynchronize(stream_); });

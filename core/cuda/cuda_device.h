@@ -25,6 +25,7 @@ public:
   void upload(const Buffer &buffer, size_t offset, const void *src,
               size_t bytes) override;
   void synchronize() override;
+  bool idle() override;
   void downloadAsync(const Buffer &buffer, size_t offset, size_t bytes, void *dst) override;
   void uploadAsync(const Buffer &buffer, size_t offset, const void *src,
                    size_t bytes) override;

@@ -145,6 +145,8 @@ module Cumo
 
         _, options = KernelParams.half_support(classes.uniq)
         Compiler.new.compile_with_cache(source, options: options + @options).get_function(@name)
+      rescue NVRTCError => e
+        raise NVRTCError, "[#{@name}] #{e.message}"
       end
 
       # The kernel: a grid-stride loop over the elements, each argument

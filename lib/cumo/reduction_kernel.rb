@@ -200,6 +200,8 @@ module Cumo
         _, options = KernelParams.half_support((classes + [reduced]).uniq)
         mod = Compiler.new.compile_with_cache(source, options: options + @options)
         [mod.get_function(@name), mod.get_function("#{@name}_fold")]
+      rescue NVRTCError => e
+        raise NVRTCError, "[#{@name}] #{e.message}"
       end
 
       def generate(classes, reduced, kinds, kept_rank, red_rank)

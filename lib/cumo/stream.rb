@@ -87,8 +87,8 @@ module Cumo
         self # one queue: everything after it already follows it
       end
 
-      # Whether everything queued on it has run.
-      def done? = Event.new.record(self).done?
+      # Whether everything queued on it has run (without waiting).
+      def done? = CUDA.__queue_done?
     end
 
     class PinnedMemory

@@ -123,7 +123,7 @@ class TestUserKernels < Minitest::Test
     fill.launch([base[2..6], 5], grid: 1, block: 32) # a view writes its base
     assert_equal [0, 0, 0, 10, 20, 30, 40, 0, 0, 0], base.to_a
     e = assert_raises(ArgumentError) { fill.launch([base[(0..9).step(2)], 5], grid: 1, block: 32) }
-    assert_match(/\[launch\] an array handed to a kernel must be contiguous/, e.message)
+    assert_match(/\[launch\] the array must be contiguous/, e.message)
   end
 
   def test_structs_and_templates
