@@ -433,8 +433,12 @@ CublasMatmul::Route CublasMatmul::route(const MatmulWork &w) {
   Route r;
   if (!w.epilogue || !w.c)
     return r;
-  // Ruby still holds the product: it is computed on its own anyway.
-  if (!w.product && findLtAlgos(w, r)) {
+  // Ruby still holds the product: it is computed on its own anyway. In
+  // DFloat cuBLASLt's kernels were the slower way on an H100 (2026-12-05,
+  // bench/matmul.rb's matmul_bias: 256x768x2304 50.6 us fused against 36.2
+  // for cublasGemmEx and ger; 256x768x50257 674 against 618): the product
+  // and the second call there.
+  if (!w.product && w.dtype != DType::DFloat && findLtAlgos(w, r)) {
     r.lt = true;
     return r;
   }

@@ -7,7 +7,7 @@
 // A kernel with a library epilogue (fusion/library_epilogue.h) adds a bias
 // or a residual to the product. When Ruby no longer holds the product, one
 // cublasLtMatmul writes the sum (its BIAS epilogue, or beta * C with beta
-// 1). When the product must be stored too, or cuBLASLt has no algorithm
+// 1), in SFloat (in DFloat it measured slower than the two calls below). When the product must be stored too, or cuBLASLt has no algorithm
 // for the call, the product is computed alone and the addend added by a
 // second call, exactly as the separate kernel would: cublas<t>geam for a
 // residual, cublas<t>ger of the bias and a vector of ones for a bias.
