@@ -18,6 +18,7 @@
 //
 // (bin/run -e 0 builds; any build with the CUDA executor has it in bench/).
 #include "core/array.h"
+#include "core/cuda/cuda_device.h"
 #include "core/device.h"
 #include "core/error.h"
 #include "fusion/cuda/nvrtc_compiler.h"
@@ -187,13 +188,7 @@ const Case kCases[] = {
 DeviceModel deviceModel() {
   cudaDeviceProp prop;
   ck(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
-  DeviceModel m;
-  m.name = prop.name;
-  m.smCount = prop.multiProcessorCount;
-  m.ccMajor = prop.major;
-  m.ccMinor = prop.minor;
-  m.l2Bytes = prop.l2CacheSize;
-  return m;
+  return deviceModelOf(prop); // what the engine plans against there
 }
 
 void *deviceAlloc(size_t bytes) {

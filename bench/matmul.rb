@@ -40,16 +40,20 @@ def dims(spec)
   parts.size == 1 ? [parts[0]] * 3 : parts
 end
 
+# The seeded operands: an m x k input, and the weight as a model stores it,
+# (n, k), to multiply transposed (read in place with the transpose flag:
+# matmul_copies counts 0).
+def operands(dtype, m, k, n)
+  Cumo::NArray.srand(1)
+  [dtype.new(m, k).rand(-1, 1), dtype.new(n, k).rand(-1, 1)]
+end
+
 opts[:dtypes].split(",").each do |dname|
   dtype = Cumo.const_get(dname)
   el = dtype::ELEMENT_BYTE_SIZE
   opts[:shapes].split(",").each do |spec|
     m, k, n = dims(spec)
-    Cumo::NArray.srand(1)
-    a = dtype.new(m, k).rand(-1, 1)
-    # The weight as a model stores it, (n, k), multiplied transposed: read
-    # in place with the transpose flag (matmul_copies counts 0).
-    w = dtype.new(n, k).rand(-1, 1)
+    a, w = operands(dtype, m, k, n)
     Cumo.sync
     flops = 2.0 * m * k * n
     bytes = (m * k + k * n + m * n) * el
@@ -79,12 +83,9 @@ end
 # kernels cost. The GC in the loop costs host time, not device time.
 opts[:bias_dtypes].split(",").each do |dname|
   dtype = Cumo.const_get(dname)
-  el = dtype::ELEMENT_BYTE_SIZE
   opts[:bias_shapes].split(",").each do |spec|
     m, k, n = dims(spec)
-    Cumo::NArray.srand(1)
-    a = dtype.new(m, k).rand(-1, 1)
-    w = dtype.new(n, k).rand(-1, 1)
+    a, w = operands(dtype, m, k, n)
     b = dtype.new(n).rand(-1, 1)
     Cumo.sync
     flops = 2.0 * m * k * n

@@ -28,6 +28,8 @@ struct Scalar {
   bool isComplex() const { return kind == Kind::Complex; }
   /// The value (the real part of a complex one) as a double.
   double asDouble() const { return isFloat() ? f : double(i); }
+  /// A real 1 (gemm's alpha or beta that scales nothing).
+  bool isOne() const { return !isComplex() && asDouble() == 1.0; }
   ScalarKind scalarKind() const {
     switch (kind) {
     case Kind::Int: return ScalarKind::Integer;

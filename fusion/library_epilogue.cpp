@@ -9,8 +9,6 @@ namespace cumo {
 
 namespace {
 
-bool isOne(const Scalar &s) { return !s.isComplex() && s.asDouble() == 1.0; }
-
 /// `strides` (of an array of shape `shape`) as they step over `domain`,
 /// the array broadcast against its trailing axes: 0 along a broadcast axis.
 llvm::SmallVector<int64_t, 4> broadcastStrides(llvm::ArrayRef<int64_t> shape,
@@ -41,7 +39,7 @@ bool takesLibraryEpilogue(const Node *n) {
   if (n->op() != OpKind::MatMul)
     return false;
   DType t = n->dtype();
-  return (t == DType::SFloat || t == DType::DFloat) && isOne(n->scalar) &&
+  return (t == DType::SFloat || t == DType::DFloat) && n->scalar.isOne() &&
          !isSmallProduct(t, n->input(0)->shape(), n->input(1)->shape());
 }
 

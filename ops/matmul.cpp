@@ -62,8 +62,6 @@ NodeRef productOperand(const ArrayHandle &x, DType t, bool isB) {
   return copyOf(x);
 }
 
-bool isOne(const Scalar &s) { return !s.isComplex() && s.asDouble() == 1.0; }
-
 } // namespace
 
 NodeRef matmulOp(std::string_view op, const ArrayHandle &a, const ArrayHandle &b,
@@ -122,7 +120,7 @@ NodeRef gemmOp(const ArrayHandle &a, const ArrayHandle &b, const Scalar &alpha,
   if (!beta.isComplex() && beta.asDouble() == 0.0)
     return product;
   ArrayHandle p(product);
-  ArrayHandle scaled(isOne(beta) ? c->value()
+  ArrayHandle scaled(beta.isOne() ? c->value()
                                  : binaryOp(OpKind::Mul, Operand::of(*c), Operand::of(beta)));
   return binaryOp(OpKind::Add, Operand::of(p), Operand::of(scaled));
 }
@@ -135,7 +133,7 @@ void multiply(const OpaqueCall &call, const MatmulStrides &g) {
   const T *b = static_cast<const T *>(call.operands[1].data);
   T *out = static_cast<T *>(call.out);
   const int64_t n = g.shape.n, k = g.shape.k, m = g.shape.m;
-  const bool scale = !isOne(call.scalar);
+  const bool scale = !call.scalar.isOne();
   const A alpha = call.scalar.as<A>();
   const Shape &batch = g.shape.batch;
   int64_t batches = numElements(batch);

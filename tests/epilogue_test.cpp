@@ -14,13 +14,6 @@ using namespace cumo::test;
 
 namespace {
 
-std::vector<double> ramp(int64_t n, double scale) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
-    v[size_t(i)] = double(i % 11 - 5) * scale;
-  return v;
-}
-
 /// A decode step's operands: `rows` rows of 32, a 32 x 24 weight, a bias
 /// and a residual, materialized.
 struct Step {

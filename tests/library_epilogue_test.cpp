@@ -16,22 +16,16 @@ using namespace cumo::test;
 
 namespace {
 
-std::vector<double> ramp(int64_t n, double scale) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
-    v[size_t(i)] = double(i % 13 - 6) * scale;
-  return v;
-}
-
 constexpr int64_t kK = 32, kCols = 24;
 
 /// A product cuBLAS computes: `rows` (more than kMaxSmallRows) rows of kK
 /// by a kK x kCols weight, with a bias and a residual, materialized.
 struct Prefill {
   explicit Prefill(Shape hs, DType t = DType::SFloat)
-      : h(upload(t, hs, ramp(numElements(hs), 0.25))),
-        w(upload(t, {kK, kCols}, ramp(kK * kCols, 0.125))), b(upload(t, {kCols}, ramp(kCols, 0.5))),
-        x(upload(t, resultShape(hs), ramp(numElements(resultShape(hs)), 0.75))) {}
+      : h(upload(t, hs, ramp(numElements(hs), 0.25, 13))),
+        w(upload(t, {kK, kCols}, ramp(kK * kCols, 0.125, 13))),
+        b(upload(t, {kCols}, ramp(kCols, 0.5, 13))),
+        x(upload(t, resultShape(hs), ramp(numElements(resultShape(hs)), 0.75, 13))) {}
   static Shape resultShape(Shape hs) {
     hs.back() = kCols;
     return hs;
@@ -147,9 +141,9 @@ TEST_CASE("a residual add, in either order, and gemm's c with beta 1") {
 
 TEST_CASE("a product by a vector: an addend of the result's shape is a residual") {
   NoBudgetFlush guard;
-  H h = upload(DType::SFloat, {40, kK}, ramp(40 * kK, 0.25));
-  H v = upload(DType::SFloat, {kK}, ramp(kK, 0.5));
-  H x = upload(DType::SFloat, {40}, ramp(40, 0.75));
+  H h = upload(DType::SFloat, {40, kK}, ramp(40 * kK, 0.25, 13));
+  H v = upload(DType::SFloat, {kK}, ramp(kK, 0.5, 13));
+  H x = upload(DType::SFloat, {40}, ramp(40, 0.75, 13));
   H out = wrap(binaryOp(OpKind::Add, op(*wrap(matmulOp("matmul", *h, *v))), op(*x)));
   Plan plan = explain({out.get()});
   REQUIRE(plan.kernels.size() == 1);
@@ -224,15 +218,15 @@ TEST_CASE("what cuBLASLt cannot add exactly stays a kernel of its own") {
   SUBCASE("a subtraction, or an add of a row-wise column") {
     Prefill s({17, kK});
     separate(*wrap(binaryOp(OpKind::Sub, op(*s.product()), op(*s.b))));
-    H column = upload(DType::SFloat, {17, 1}, ramp(17, 0.5));
+    H column = upload(DType::SFloat, {17, 1}, ramp(17, 0.5, 13));
     separate(*wrap(binaryOp(OpKind::Add, op(*s.product()), op(*column))));
   }
   SUBCASE("an addend cuBLASLt cannot read where it lies") {
     Prefill s({17, kK});
-    H wide = upload(DType::SFloat, {2 * kCols}, ramp(2 * kCols, 0.5));
+    H wide = upload(DType::SFloat, {2 * kCols}, ramp(2 * kCols, 0.5, 13));
     H strided = view(*wide, {range(0, 2 * kCols - 1, 2)});
     separate(*wrap(binaryOp(OpKind::Add, op(*s.product()), op(*strided))));
-    H xt = upload(DType::SFloat, {kCols, 17}, ramp(17 * kCols, 0.5));
+    H xt = upload(DType::SFloat, {kCols, 17}, ramp(17 * kCols, 0.5, 13));
     ArrayHandle transposed(xt->storageRef(), transposeLayout(xt->layout(), {}, "transpose"));
     separate(*wrap(binaryOp(OpKind::Add, op(*s.product()), op(transposed))));
   }

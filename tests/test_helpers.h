@@ -126,6 +126,15 @@ template <class T> std::vector<T> read(const ArrayHandle &h) {
   return out;
 }
 
+/// `n` values stepping through -period/2 .. period/2 - 1 (period odd: a
+/// ramp of small integers, times `scale`), so that a wrong index shows.
+inline std::vector<double> ramp(int64_t n, double scale, int period = 11) {
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    v[size_t(i)] = double(i % period - period / 2) * scale;
+  return v;
+}
+
 /// A braced list as a vector (the element type spelled once).
 template <class T> std::vector<T> values(std::initializer_list<T> v) { return v; }
 

@@ -43,14 +43,19 @@ CudaDevice *CudaDevice::open(std::string &whyNot) {
   return new CudaDevice(ordinal, prop);
 }
 
+DeviceModel deviceModelOf(const cudaDeviceProp &prop) {
+  DeviceModel m;
+  m.name = prop.name;
+  m.smCount = prop.multiProcessorCount;
+  m.maxThreadsPerBlock = prop.maxThreadsPerBlock;
+  m.ccMajor = prop.major;
+  m.ccMinor = prop.minor;
+  m.l2Bytes = prop.l2CacheSize;
+  return m;
+}
+
 CudaDevice::CudaDevice(int ordinal, const cudaDeviceProp &prop)
-    : ordinal_(ordinal), pool_(raw_) {
-  model_.name = prop.name;
-  model_.smCount = prop.multiProcessorCount;
-  model_.maxThreadsPerBlock = prop.maxThreadsPerBlock;
-  model_.ccMajor = prop.major;
-  model_.ccMinor = prop.minor;
-  model_.l2Bytes = prop.l2CacheSize;
+    : ordinal_(ordinal), model_(deviceModelOf(prop)), pool_(raw_) {
   cudaCheck(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
             "cudaStreamCreate");
   cudaCheck(cudaEventCreateWithFlags(&readDone_, cudaEventDisableTiming),

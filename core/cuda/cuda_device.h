@@ -11,6 +11,10 @@
 
 namespace cumo {
 
+/// What fusion and launch configuration plan against, for a device of
+/// properties `prop`.
+DeviceModel deviceModelOf(const cudaDeviceProp &prop);
+
 class CudaDevice final : public Device {
 public:
   /// The device, or nullptr with `whyNot` set when there is no usable GPU
