@@ -305,10 +305,10 @@ void timeKernel(const char *name, DType t, const Plan &plan, size_t ki,
   std::string ops = opsOf(k);
   std::printf("{\"bench\":\"kernel_times\",\"device\":\"%s\",\"case\":\"%s\",\"dtype\":\"%s\","
               "\"kernel\":%zu,\"kernels\":%zu,\"ops\":\"%s\",\"grid\":%u,\"block\":%u,"
-              "\"lanes\":%u,\"shared_bytes\":%u,\"weight_bytes\":%zu,\"weight_copies\":%d,"
-              "\"us\":%.2f,\"weight_gb_s\":%.0f,\"error_word\":%u}\n",
+              "\"lanes\":%u,\"columns\":%u,\"shared_bytes\":%u,\"weight_bytes\":%zu,"
+              "\"weight_copies\":%d,\"us\":%.2f,\"weight_gb_s\":%.0f,\"error_word\":%u}\n",
               model.name.c_str(), name, std::string(nameOf(t)).c_str(), ki, plan.kernels.size(), ops.c_str(),
-              launch.grid, launch.block, launch.tileLanes, launch.sharedBytes, weightBytes,
+              launch.grid, launch.block, launch.tileLanes, launch.tileColumns, launch.sharedBytes, weightBytes,
               copies, best, double(weightBytes) / (best * 1e3), word[0]);
   std::fflush(stdout);
 
@@ -331,18 +331,31 @@ void timeKernel(const char *name, DType t, const Plan &plan, size_t ki,
 }
 
 /// --dry-run: each case's kernels as the H200 model plans them, compiled,
-/// not run (no GPU needed).
-void describe(const char *name, DType t, const Plan &plan, const DeviceModel &model) {
+/// not run (no GPU needed); with --sources DIR, each one's CUDA source
+/// written to DIR/<case>_<dtype>_<kernel>.cu (to read what was generated,
+/// or to compile it by hand with nvcc -Xptxas -v for its registers).
+void describe(const char *name, DType t, const Plan &plan, const DeviceModel &model,
+              const std::string &sources) {
   for (size_t ki = 0; ki < plan.kernels.size(); ++ki) {
     const Kernel &k = plan.kernels[ki];
     LaunchConfig launch = launchConfig(k, model);
-    NvrtcCompiler::get().compileToCubin(generateCuda(k, model), model.ccMajor, model.ccMinor);
+    KernelSource src = generateCuda(k, model);
+    NvrtcCompiler::get().compileToCubin(src, model.ccMajor, model.ccMinor);
+    if (!sources.empty()) {
+      std::string path = sources + "/" + name + "_" + std::string(nameOf(t)) + "_" +
+                         std::to_string(ki) + ".cu";
+      if (FILE *f = std::fopen(path.c_str(), "w")) {
+        std::fputs(src.source.c_str(), f);
+        std::fclose(f);
+      }
+    }
     std::string ops = opsOf(k);
     std::printf("{\"bench\":\"kernel_times\",\"dry_run\":true,\"device\":\"%s\",\"case\":\"%s\","
                 "\"dtype\":\"%s\",\"kernel\":%zu,\"kernels\":%zu,\"ops\":\"%s\",\"grid\":%u,"
-                "\"block\":%u,\"lanes\":%u,\"shared_bytes\":%u}\n",
+                "\"block\":%u,\"lanes\":%u,\"columns\":%u,\"shared_bytes\":%u}\n",
                 model.name.c_str(), name, std::string(nameOf(t)).c_str(), ki, plan.kernels.size(),
-                ops.c_str(), launch.grid, launch.block, launch.tileLanes, launch.sharedBytes);
+                ops.c_str(), launch.grid, launch.block, launch.tileLanes, launch.tileColumns,
+                launch.sharedBytes);
   }
 }
 
@@ -351,10 +364,13 @@ void describe(const char *name, DType t, const Plan &plan, const DeviceModel &mo
 int main(int argc, char **argv) {
   std::vector<std::string> wanted;
   bool dryRun = false;
+  std::string sources;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--dry-run") {
       dryRun = true;
+    } else if (arg == "--sources" && i + 1 < argc) {
+      sources = argv[++i];
     } else if (arg == "--cases" && i + 1 < argc) {
       std::string list = argv[++i];
       for (size_t at = 0; at <= list.size();) {
@@ -363,7 +379,7 @@ int main(int argc, char **argv) {
         at = comma + 1;
       }
     } else {
-      std::fprintf(stderr, "usage: kernel_times [--cases NAME,NAME...] [--dry-run]\n");
+      std::fprintf(stderr, "usage: kernel_times [--cases NAME,NAME...] [--dry-run [--sources DIR]]\n");
       return 2;
     }
   }
@@ -382,7 +398,7 @@ int main(int argc, char **argv) {
       for (DType t : {DType::SFloat, DType::BFloat}) {
         Plan plan = c.plan(t);
         if (dryRun)
-          describe(c.name, t, plan, model);
+          describe(c.name, t, plan, model, sources);
         else
           for (size_t ki = 0; ki < plan.kernels.size(); ++ki)
             timeKernel(c.name, t, plan, ki, model);

@@ -29,9 +29,12 @@ struct LaunchConfig {
   /// (along k) (fusion/cuda_gemv_codegen.cpp), chosen with its grid and
   /// read by the kernel from its parameters; 0 for every other kernel.
   uint32_t tileLanes = 0;
+  /// The along-k layout's columns a lane group folds at once (likewise
+  /// chosen with the grid; 0 for every other kernel).
+  uint32_t tileColumns = 0;
   bool operator==(const LaunchConfig &o) const {
     return grid == o.grid && block == o.block && sharedBytes == o.sharedBytes &&
-           tileLanes == o.tileLanes;
+           tileLanes == o.tileLanes && tileColumns == o.tileColumns;
   }
 };
 

@@ -11,10 +11,11 @@
 //
 // Two layouts, by the matrix's stride along k (structural: the plan key
 // holds the operands' layouts):
-//   - along k unit-strided (a weight stored (n, k) and used transposed): a
-//     warp per output column, its lanes stepping along k (16 bytes at a
-//     time where every column starts on a 16-byte boundary), then the
-//     warp's tree;
+//   - along k unit-strided (a weight stored (n, k) and used transposed): up
+//     to 32 lanes per output column, stepping along k (16 bytes at a time
+//     where every column starts on a 16-byte boundary), each lane group
+//     folding up to four columns at once from the rows widened once into
+//     shared memory, then each column's butterfly (emitAlongK);
 //   - otherwise (a weight stored (k, n)): a thread per CV consecutive
 //     columns (one 16-byte vector where the rows are aligned), in tiles of
 //     32 threads, k split over the block's 8 warps and, until the device is
@@ -55,19 +56,14 @@ namespace cudagen {
 namespace {
 constexpr uint32_t kGemvBlock = 256;
 constexpr uint32_t kGemvSlices = kGemvBlock / kWarpSize;
-constexpr int64_t kGemvBlocksPerSm = 32;
 /// The blocks an SM must hold at once (the launch bounds' minimum): the
 /// thread-per-column layout's grid is two to three blocks an SM
 /// (kGemvTilingRule), which three hold in one wave (ptxas then keeps a
-/// thread to 80 registers); the along-k layout's grid is many blocks an SM,
-/// each warp reading a column at a time, so more of them in flight means
-/// more loads in flight: four (64 registers; ptxas, sm_90: 8 bytes of spill
-/// in the LM head with its layer_norm and early loads, none without them).
+/// thread to 80 registers); so is the along-k layout's, whose warps stride
+/// over the columns (at four an SM and 64 registers, its LM head spilled
+/// up to 128 bytes a thread: ptxas, sm_90).
 constexpr uint32_t kGemvMinBlocksPerSm = 3;
-constexpr uint32_t kGemvAlongKMinBlocksPerSm = 4;
-/// With a prologue every block of the along-k layout computes the whole
-/// rows again: fewer blocks, each taking more columns.
-constexpr int64_t kGemvPrologueBlocksPerSm = 8;
+constexpr uint32_t kGemvAlongKMinBlocksPerSm = 3;
 /// Vectors of the matrix a thread of the thread-per-column layout loads
 /// before it waits for the kernels before it (gemvEarlyLoads): as many as
 /// the loop keeps in flight (its unroll).
@@ -441,6 +437,259 @@ bool gemvPrologueTerms(const Kernel &k) {
   return elements * int64_t(sizeOf(t) + sizeOf(acc)) + 16 <= kPrologueBytes;
 }
 
+namespace {
+/// The along-k layout's columns a lane group reads at once, at most (the
+/// launch's P.cols may be fewer): four for one or two rows of the small operand, two
+/// for four, one for more (their sums, columns x rows, stay in registers),
+/// and one for a batch, whose columns may lie in different products.
+int32_t alongKColumnsAtOnce(int32_t rows, bool batched) {
+  if (batched)
+    return 1;
+  return rows <= 2 ? 4 : rows <= 4 ? 2 : 1;
+}
+/// The along-k layout widens the rows of the small operand once into
+/// shared memory, in the accumulator, where they fit this (an unbatched
+/// product without a prologue; decided at run time from M and K, the
+/// launch giving the same answer): each lane then reads its elements there
+/// for every column it folds, where it read and widened them from global
+/// memory for every column.
+constexpr int64_t kAlongKStagedBytes = 24 * 1024;
+
+bool alongKStaged(const Kernel &k, int64_t m, int64_t kk) {
+  const Shape &a = k.operandShapes[0], &b = k.operandShapes[1];
+  bool batched = a.size() >= 2 && b.size() >= 2 && std::max(a.size(), b.size()) > 2;
+  return !k.hasPrologue() && !batched &&
+         m * kk * int64_t(sizeOf(matmulAccumulator(k.opaqueDtype))) <= kAlongKStagedBytes;
+}
+
+/// The along-k layout (the matrix unit-strided along k: a weight stored
+/// (n, k) and used transposed, or an attention's keys). `lanes` lanes a
+/// column (P.lanes, the launch's: fewer where k is short, as an attention
+/// head's 64, so that none idles), 32 / lanes lane groups a warp, each
+/// taking P.cols consecutive columns at once (up to CG,
+/// alongKColumnsAtOnce): a lane reads the 16-byte vectors l, l + lanes,
+/// ... of each of its columns (P.bvec: every column starts on one; then
+/// the last k % V elements one at a time), the loads of all the columns in
+/// flight together and each element of the small operand read once for
+/// all of them. Each column's sums fold in the same order whatever P.cols
+/// is (a lane's vectors in order, each's elements in order, then the
+/// column's lanes by a butterfly), so the launch may choose it from the
+/// extents. The grid is one wave (kGemvAlongKMinBlocksPerSm blocks an SM)
+/// whose warps stride over the columns.
+///
+/// Why: with one column a lane group, the small operand read from global
+/// memory and widened at every use, and 4 waves of blocks, the LM head's
+/// 77 MB BFloat weight took 42.5 us (1975 GB/s) against 50.2 us for the
+/// SFloat one's 154 MB (bench/kernel_times, H200, 2026-12-05): the time
+/// went to each warp's chain of one column's loads, folds and butterfly,
+/// not to the memory. bench/probes/gemv_lm_head.cu times the candidates.
+void emitAlongK(const KernelShape &s, DType acc, bool prologue, std::string &os) {
+  int32_t nb = batchRank(s);
+  std::string a = cType(acc).str();
+  auto cast = [&](size_t operand, const std::string &e) {
+    return castExpr(s.operandDtypes[operand], acc, e);
+  };
+  int32_t v = gemvVector(s.operandDtypes[1]);
+  int32_t cg = alongKColumnsAtOnce(s.gemvRows, nb > 0);
+  // Early loads: kEarlyVectors vectors in all over the first columns, of
+  // at most two of them (ptxas, sm_90: four BFloat vectors held across the
+  // wait spilled 56 bytes a thread at 80 registers).
+  int32_t eg = std::min(cg, 2), epc = std::max(1, kEarlyVectors / cg);
+  std::string V = std::to_string(v), CG = std::to_string(cg);
+  std::string vt = "cumo_vec<" + cType(s.operandDtypes[1]).str() + ", " + V + ">";
+  os += "  constexpr int CG = " + CG + ";\n";
+  os += "  const IX lanes = P.lanes, per_warp = 32 / lanes, cols = P.cols;\n";
+  os += "  const IX lane_col = lane / lanes, lane_k = lane & (lanes - 1);\n";
+  os += "  const IX group = per_warp * cols;\n";
+  // The warp's first column; the lane group's is lane_col * cols past it.
+  os += "  const IX first_base = ((IX)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * group;\n";
+  os += "  const IX kv = P.bvec ? K / " + V + " * " + V + " : 0;\n";
+  // A column past the last computes the last one again and stores nothing
+  // (so that every lane takes the butterfly); a lane group's g-th column
+  // past P.cols reads its first one's again (L1 hits, no traffic), so
+  // that every load and fold is unconditional (conditional assignments to
+  // the vectors sent them to local memory).
+  os += "  auto column = [&](IX base, int g) { return min(base + lane_col * cols + (g < cols ? g : 0), B * N - 1); };\n";
+  if (s.gemvEarlyLoads) {
+    // Unbatched (analyzeGemv): the columns' addresses need no decode.
+    os += "  constexpr int EG = " + std::to_string(eg) + ", EPC = " + std::to_string(epc) + ";\n";
+    os += "  " + vt + " early[EG][EPC];\n";
+    os += "  const bool loaded_early = P.bvec != 0;\n";
+    os += "  if (loaded_early)\n";
+    os += "    #pragma unroll\n";
+    os += "    for (int g = 0; g < EG; ++g)\n";
+    os += "      #pragma unroll\n";
+    os += "      for (int i = 0; i < EPC; ++i) {\n";
+    os += "        const IX at = lane_k * " + V + " + (IX)i * lanes * " + V + ";\n";
+    os += "        if (at < kv) early[g][i] = *reinterpret_cast<const " + vt +
+          " *>(P.in1 + P.in1_off + column(first_base, g) * b_c + at);\n";
+    os += "      }\n";
+    line(os, 2, kWaitForPriorGrids);
+  }
+  // Where row r's element at k = p is read from, widened.
+  std::string xAt;
+  // The fold takes a lane's vector of a column in chunks of xc elements:
+  // rowChunk fills xr[0..xc) with row r's elements at q + c onwards.
+  int32_t xc = v;
+  std::string rowChunk;
+  if (prologue) {
+    if (nb > 0)
+      throw Error(ErrorKind::Internal,
+                  "[cuda codegen] a prologue on a batch of products read along k");
+    // Every block reads whole rows: it normalizes all of them, block 0
+    // storing them (fitsPrologue leaves this layout unbatched).
+    emitPrologue(s, "P.in0_off", "0LL", "0LL", "K", "blockIdx.x == 0", os);
+    xAt = cast(0, "xs[r * K + p]");
+    rowChunk = "          #pragma unroll\n"
+               "          for (int e = 0; e < " + V + "; ++e) xr[e] = " +
+               cast(0, "xs[r * K + q + e]") + ";\n";
+    // The row's matching vector read whole where rows start on one (the
+    // lanes' reads of an element each, 16 bytes apart, would meet in the
+    // same banks: 8-way for a half class).
+    if (sizeOf(s.outDtype) == sizeOf(s.operandDtypes[1])) {
+      std::string xt = "cumo_vec<" + cType(s.outDtype).str() + ", " + V + ">";
+      os += "  const bool rows_whole = K % " + V + " == 0;\n";
+      rowChunk = "          if (rows_whole) {\n"
+                 "            const " + xt + " xv = *reinterpret_cast<const " + xt +
+                 " *>(xs + r * K + q);\n"
+                 "            #pragma unroll\n"
+                 "            for (int e = 0; e < " + V + "; ++e) xr[e] = " + cast(0, "xv.e[e]") +
+                 ";\n"
+                 "          } else {\n" + rowChunk + "          }\n";
+    }
+  } else {
+    // In chunks of 16 bytes of the accumulator (a vector of shared memory),
+    // which keeps a lane's widened elements to 4 registers of float.
+    int32_t xv = int32_t(std::max<size_t>(16 / sizeOf(acc), 1));
+    xc = v % xv == 0 ? xv : 1;
+    std::string XC = std::to_string(xc);
+    std::string global = "P.in0[a_b + r * a_r + p * a_c]";
+    std::string fromGlobal = "          #pragma unroll\n"
+                             "          for (int e = 0; e < " + XC + "; ++e) {\n"
+                             "            const IX p = q + c + e;\n"
+                             "            xr[e] = " + cast(0, global) + ";\n"
+                             "          }\n";
+    xAt = cast(0, global);
+    rowChunk = fromGlobal;
+    if (nb == 0) {
+      // Widened once into shared memory (alongKStaged), then read there in
+      // 16-byte vectors where every row starts on one.
+      os += "  extern __shared__ __align__(16) unsigned char cumo_smem[];\n";
+      os += "  " + a + " *const xf = reinterpret_cast<" + a + " *>(cumo_smem);\n";
+      os += "  const bool staged = (long long)M * K * " + std::to_string(sizeOf(acc)) +
+            " <= " + std::to_string(kAlongKStagedBytes) + "LL;\n";
+      os += "  if (staged) {\n";
+      os += "    const IX a_b = P.in0_off;\n";
+      os += "    for (IX t = threadIdx.x; t < M * K; t += blockDim.x) {\n";
+      os += "      const IX r = t / K, p = t % K;\n";
+      os += "      xf[t] = " + cast(0, global) + ";\n";
+      os += "    }\n";
+      os += "    __syncthreads();\n";
+      os += "  }\n";
+      os += "  const bool xf_whole = K % " + XC + " == 0;\n";
+      xAt = "(staged ? xf[r * K + p] : " + cast(0, global) + ")";
+      std::string xvt = "cumo_vec<" + a + ", " + XC + ">";
+      std::string fromShared =
+          "          if (xf_whole) {\n"
+          "            const " + xvt + " f = *reinterpret_cast<const " + xvt +
+          " *>(xf + r * K + q + c);\n"
+          "            #pragma unroll\n"
+          "            for (int e = 0; e < " + XC + "; ++e) xr[e] = f.e[e];\n"
+          "          } else {\n"
+          "            #pragma unroll\n"
+          "            for (int e = 0; e < " + XC + "; ++e) xr[e] = xf[r * K + q + c + e];\n"
+          "          }\n";
+      rowChunk = "          if (staged) {\n" + fromShared + "          } else {\n" + fromGlobal +
+                 "          }\n";
+    }
+  }
+  // One vector w[g] of each column at k = q folded into every row's sums,
+  // a chunk of the rows' elements at a time (in order: the same sums).
+  std::string XC = std::to_string(xc);
+  std::string fold = "      #pragma unroll\n"
+                     "      for (int r = 0; r < MR; ++r) {\n"
+                     "        if (r >= M) break;\n"
+                     "        #pragma unroll\n"
+                     "        for (int c = 0; c < " + V + "; c += " + XC + ") {\n"
+                     "          " + a + " xr[" + XC + "];\n" + rowChunk +
+                     "          #pragma unroll\n"
+                     "          for (int e = 0; e < " + XC + "; ++e)\n"
+                     "            #pragma unroll\n"
+                     "            for (int g = 0; g < CG; ++g)\n"
+                     "              acc[g][r] = cumo_ops::wadd(acc[g][r], cumo_ops::wmul(xr[e], " +
+                     cast(1, "w[g].e[c + e]") + "));\n"
+                     "        }\n"
+                     "      }\n";
+  os += "  const IX col_step = (IX)gridDim.x * (blockDim.x >> 5) * group;\n";
+  os += "  for (IX base = first_base; base < B * N; base += col_step) {\n";
+  // The first column's product of the batch (the only one: a batch takes
+  // one column at a time) and its place.
+  os += "    const IX col = column(base, 0);\n";
+  os += "    const IX bi = col / N, j0 = col % N;\n";
+  os += emitBatchDecode(s, 4, s.hasEpilogue());
+  os += "    IX bo[CG];\n";
+  os += "    #pragma unroll\n";
+  os += "    for (int g = 0; g < CG; ++g) bo[g] = b_b + (g == 0 ? j0 : column(base, g)) * b_c;\n";
+  os += "    " + a + " acc[CG][MR];\n";
+  os += "    #pragma unroll\n    for (int g = 0; g < CG; ++g)\n";
+  os += "      #pragma unroll\n      for (int r = 0; r < MR; ++r) acc[g][r] = (" + a + ")0;\n";
+  os += "    IX q = lane_k * " + V + ";\n";
+  if (s.gemvEarlyLoads) {
+    os += "    if (loaded_early && base == first_base)\n";
+    os += "      #pragma unroll\n";
+    os += "      for (int i = 0; i < EPC && q < kv; ++i, q += lanes * " + V + ") {\n";
+    os += "      " + vt + " w[CG];\n";
+    os += "      #pragma unroll\n";
+    os += "      for (int g = 0; g < CG; ++g)\n";
+    os += "        w[g] = g < EG ? early[g < EG ? g : 0][i] : *reinterpret_cast<const " + vt +
+          " *>(P.in1 + bo[g] + q);\n";
+    os += fold;
+    os += "      }\n";
+  }
+  // Two steps of CG columns in flight (one column: four, as before the
+  // groups); ptxas, sm_90, 80 registers: no spill but 16 bytes in the LM
+  // head with its layer_norm prologue.
+  os += "    #pragma unroll " + std::to_string(cg == 1 ? 4 : 8 / cg) + "\n";
+  os += "    for (; q < kv; q += lanes * " + V + ") {\n";
+  os += "      " + vt + " w[CG];\n";
+  os += "      #pragma unroll\n";
+  os += "      for (int g = 0; g < CG; ++g)\n";
+  os += "        w[g] = *reinterpret_cast<const " + vt + " *>(P.in1 + bo[g] + q);\n";
+  os += fold;
+  os += "    }\n";
+  // The last k % V elements (or every one, unaligned), one at a time.
+  os += "    for (IX p = kv + lane_k; p < K; p += lanes) {\n";
+  os += "      " + a + " bv[CG];\n";
+  os += "      #pragma unroll\n";
+  os += "      for (int g = 0; g < CG; ++g) bv[g] = " + cast(1, "P.in1[bo[g] + p]") +
+        ";\n"; // b_r is 1
+  os += "      #pragma unroll\n";
+  os += "      for (int r = 0; r < MR; ++r) {\n";
+  os += "        if (r >= M) break;\n";
+  os += "        const " + a + " xv = " + xAt + ";\n";
+  os += "        #pragma unroll\n";
+  os += "        for (int g = 0; g < CG; ++g)\n";
+  os += "          acc[g][r] = cumo_ops::wadd(acc[g][r], cumo_ops::wmul(xv, bv[g]));\n";
+  os += "      }\n";
+  os += "    }\n";
+  // Each column's lanes by a butterfly, then its lane 0 writes it.
+  os += "    #pragma unroll\n    for (int g = 0; g < CG; ++g)\n";
+  os += "      #pragma unroll\n      for (int r = 0; r < MR; ++r)\n";
+  os += "        for (int off = (int)lanes >> 1; off > 0; off >>= 1)\n";
+  os += "          acc[g][r] = cumo_ops::wadd(acc[g][r], __shfl_xor_sync(0xffffffffu, acc[g][r], off));\n";
+  os += "    #pragma unroll\n    for (int g = 0; g < CG; ++g) {\n";
+  os += "      const IX cw = base + lane_col * cols + g;\n";
+  os += "      if (lane_k != 0 || g >= cols || cw >= B * N) continue;\n";
+  // Past the first column the product is unbatched: its column is cw.
+  os += "      const IX j = g == 0 ? j0 : cw;\n";
+  os += "      #pragma unroll\n      for (int r = 0; r < MR; ++r) {\n";
+  os += "        if (r >= M) break;\n";
+  os += "        const " + a + " total = acc[g][r];\n";
+  os += emitWrite(s, acc, 8);
+  os += "      }\n    }\n  }\n}\n";
+}
+} // namespace
+
 void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   int32_t ra = s.operandRanks[0], rb = s.operandRanks[1];
   int32_t nb = batchRank(s);
@@ -485,105 +734,14 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   // rows need no narrow path.
   if (s.hasEpilogue())
     os += "  using I = long long;\n";
-  // One step of the fold: every row's product with the matrix element bv
-  // (with a prologue, the rows are the row op's, in shared memory).
   bool prologue = s.prologueOp != OpKind::Copy;
-  std::string xAt = prologue ? "xs[r * K + p]" : "P.in0[a_b + r * a_r + p * a_c]";
-  std::string step = "        #pragma unroll\n"
-                     "        for (int r = 0; r < MR; ++r)\n"
-                     "          if (r < M)\n"
-                     "            acc[r] = cumo_ops::wadd(acc[r], cumo_ops::wmul(" +
-                     cast(0, xAt) + ", bv));\n";
   if (s.gemvAlongK) {
-    // `lanes` lanes per output column of every product of the batch (a
-    // warp takes 32 / lanes columns; P.lanes, the launch's: fewer lanes
-    // where k is short, as an attention head's 64, so that none idles).
-    // Where every column of the matrix starts on a 16-byte boundary
-    // (P.bvec), each lane reads 16 bytes of it at a time (gemvVector
-    // elements), folding them in order, and the last k % V one at a time;
-    // then the column's lanes fold by a butterfly.
-    int32_t v = gemvVector(s.operandDtypes[1]);
-    std::string V = std::to_string(v), bt = cType(s.operandDtypes[1]).str();
-    // Every block reads whole rows: it normalizes all of them, block 0
-    // storing them. (A batch's columns spread over the blocks: fitsPrologue
-    // leaves this layout unbatched.)
-    std::string vt = "cumo_vec<" + bt + ", " + V + ">";
-    os += "  const IX lanes = P.lanes, per_warp = 32 / lanes;\n";
-    os += "  const IX lane_col = lane / lanes, lane_k = lane & (lanes - 1);\n";
-    // The warp's first column; the thread's is lane_col past it.
-    os += "  const IX first_base = ((IX)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * per_warp;\n";
-    // Early loads: the first vectors of the thread's first column.
-    if (s.gemvEarlyLoads)
-      emitEarlyLoads(vt, "P.bvec && first_base + lane_col < N",
-                     "lane_k * " + V + " + (IX)q * lanes * " + V, "at < K / " + V + " * " + V,
-                     "P.in1 + P.in1_off + (first_base + lane_col) * b_c + at", os);
-    if (prologue) {
-      if (nb > 0)
-        throw Error(ErrorKind::Internal,
-                    "[cuda codegen] a prologue on a batch of products read along k");
-      emitPrologue(s, "P.in0_off", "0LL", "0LL", "K", "blockIdx.x == 0", os);
-    }
-    os += "  const IX col_step = (IX)gridDim.x * (blockDim.x >> 5) * per_warp;\n";
-    // The loop runs on the warp's first column, so that every lane takes
-    // the butterfly; a lane past the last column computes the last one
-    // again and stores nothing.
-    os += "  for (IX base = first_base; base < B * N; base += col_step) {\n";
-    os += "    const bool live = base + lane_col < B * N;\n";
-    os += "    const IX col = live ? base + lane_col : B * N - 1;\n";
-    os += "    const IX bi = col / N, j = col % N;\n";
-    os += emitBatchDecode(s, 4, s.hasEpilogue());
-    os += "    " + a + " acc[MR];\n";
-    os += "    #pragma unroll\n    for (int r = 0; r < MR; ++r) acc[r] = (" + a + ")0;\n";
-    os += "    const IX bo = b_b + j * b_c;\n";
-    os += "    const IX kv = P.bvec ? K / " + V + " * " + V + " : 0;\n";
-    // One vector `w` of the column, at k = q, folded into every row's sums.
-    std::string fold = "      #pragma unroll\n"
-                       "      for (int e = 0; e < " + V + "; ++e) {\n"
-                       "        const IX p = q + e;\n"
-                       "        const " + a + " bv = " + cast(1, "w.e[e]") + ";\n" +
-                       step + "      }\n";
-    // With a prologue the rows are in shared memory, where the lanes' reads
-    // of one element each, 16 bytes apart, would meet in the same banks
-    // (8-way for a half class): the rows' matching vector is read whole
-    // instead, where every row starts on a vector (K % V == 0), and folded
-    // in the same order.
-    if (prologue && sizeOf(s.outDtype) == sizeOf(s.operandDtypes[1])) {
-      std::string xt = "cumo_vec<" + cType(s.outDtype).str() + ", " + V + ">";
-      std::string whole = "      #pragma unroll\n"
-                          "      for (int r = 0; r < MR; ++r) {\n"
-                          "        if (r >= M) break;\n"
-                          "        const " + xt + " xv = *reinterpret_cast<const " + xt +
-                          " *>(xs + r * K + q);\n"
-                          "        #pragma unroll\n"
-                          "        for (int e = 0; e < " + V + "; ++e)\n"
-                          "          acc[r] = cumo_ops::wadd(acc[r], cumo_ops::wmul(" +
-                          cast(0, "xv.e[e]") + ", " + cast(1, "w.e[e]") + "));\n"
-                          "      }\n";
-      fold = "      if (rows_whole) {\n" + whole + "      } else {\n" + fold + "      }\n";
-      os += "  const bool rows_whole = K % " + V + " == 0;\n";
-    }
-    os += "    IX q = lane_k * " + V + ";\n";
-    if (s.gemvEarlyLoads)
-      emitEarlyFolds(vt, "loaded_early && base == first_base", "q", "kv", "lanes * " + V, fold,
-                     os);
-    os += "    #pragma unroll 4\n";
-    os += "    for (; q < kv; q += lanes * " + V + ") {\n";
-    os += "      const " + vt + " w = *reinterpret_cast<const " + vt + " *>(P.in1 + bo + q);\n";
-    os += fold;
-    os += "    }\n";
-    os += "    #pragma unroll 4\n";
-    os += "    for (IX p = kv + lane_k; p < K; p += lanes) {\n";
-    os += "        const " + a + " bv = " + cast(1, "P.in1[bo + p]") + ";\n"; // b_r is 1
-    os += step;
-    os += "    }\n";
-    os += "    #pragma unroll\n    for (int r = 0; r < MR; ++r) {\n";
-    os += "      " + a + " total = acc[r];\n";
-    os += "      for (int off = (int)lanes >> 1; off > 0; off >>= 1)\n";
-    os += "        total = cumo_ops::wadd(total, __shfl_xor_sync(0xffffffffu, total, off));\n";
-    os += "      if (lane_k == 0 && live && r < M) {\n" + emitWrite(s, acc, 8) + "      }\n";
-    os += "    }\n  }\n}\n";
+    emitAlongK(s, acc, prologue, os);
     return;
   }
+  // Where the fold reads row r's element at k = p (with a prologue, the
+  // rows are the row op's, in shared memory).
+  std::string xAt = prologue ? "xs[r * K + p]" : "P.in0[a_b + r * a_r + p * a_c]";
   // Thread per column: a block takes a tile of `lanes` * CV columns of one
   // product of the batch (CV consecutive columns a thread, read as one
   // vector where the matrix's rows allow: gemvColumnVector) and one of
@@ -810,11 +968,21 @@ LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model) {
     while (lanes > 1 && lanes * perLane > e.k)
       lanes /= 2;
     c.tileLanes = uint32_t(lanes);
-    // With a prologue every block normalizes the rows again: fewer blocks,
-    // each taking more columns.
-    int64_t perBlock = (kGemvBlock / kWarpSize) * (kWarpSize / lanes);
-    int64_t cap = sms * (k.hasPrologue() ? kGemvPrologueBlocksPerSm : kGemvBlocksPerSm);
-    c.grid = uint32_t(std::clamp<int64_t>((e.batch * e.n + perBlock - 1) / perBlock, 1, cap));
+    // As many columns a lane group at once as leave every SM a block.
+    int64_t warps = kGemvBlock / kWarpSize, perWarp = kWarpSize / lanes;
+    const Shape &a = k.operandShapes[0], &b = k.operandShapes[1];
+    bool batched = a.size() >= 2 && b.size() >= 2 && std::max(a.size(), b.size()) > 2;
+    int64_t cols = alongKColumnsAtOnce(gemvRowsOf(k), batched);
+    auto blocksFor = [&](int64_t cols) {
+      int64_t perBlock = warps * perWarp * cols;
+      return (e.batch * e.n + perBlock - 1) / perBlock;
+    };
+    while (cols > 1 && blocksFor(cols) < sms)
+      cols /= 2;
+    c.tileColumns = uint32_t(cols);
+    c.grid = uint32_t(std::clamp<int64_t>(blocksFor(cols), 1, sms * kGemvAlongKMinBlocksPerSm));
+    if (alongKStaged(k, e.m, e.k))
+      c.sharedBytes = uint32_t(e.m * e.k * int64_t(sizeOf(matmulAccumulator(k.opaqueDtype))));
     return c;
   }
   GemvTiling t = gemvTiling(k, e, sms);

@@ -355,6 +355,7 @@ void describeParams(const KernelShape &s, const PackInputs *in,
     if (s.gemvRows && s.gemvAlongK) {
       f.i64("bvec", [&] { return int64_t(gemvColumnsAligned(*k)); });
       f.i64("lanes", [&] { return int64_t(in->launch.tileLanes); });
+      f.i64("cols", [&] { return int64_t(in->launch.tileColumns); });
     }
     // A prologue's row op (fusion/prologue.h): its eps, and its store.
     if (s.prologueOp != OpKind::Copy)
