@@ -455,10 +455,15 @@ int32_t alongKColumnsAtOnce(int32_t rows, bool batched) {
 /// memory for every column.
 constexpr int64_t kAlongKStagedBytes = 24 * 1024;
 
-bool alongKStaged(const Kernel &k, int64_t m, int64_t kk) {
+/// Whether small product `k` is a batch of products (batchRank's test, on
+/// the kernel's operand shapes).
+bool isBatchedProduct(const Kernel &k) {
   const Shape &a = k.operandShapes[0], &b = k.operandShapes[1];
-  bool batched = a.size() >= 2 && b.size() >= 2 && std::max(a.size(), b.size()) > 2;
-  return !k.hasPrologue() && !batched &&
+  return a.size() >= 2 && b.size() >= 2 && std::max(a.size(), b.size()) > 2;
+}
+
+bool alongKStaged(const Kernel &k, int64_t m, int64_t kk) {
+  return !k.hasPrologue() && !isBatchedProduct(k) &&
          m * kk * int64_t(sizeOf(matmulAccumulator(k.opaqueDtype))) <= kAlongKStagedBytes;
 }
 
@@ -970,9 +975,7 @@ LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model) {
     c.tileLanes = uint32_t(lanes);
     // As many columns a lane group at once as leave every SM a block.
     int64_t warps = kGemvBlock / kWarpSize, perWarp = kWarpSize / lanes;
-    const Shape &a = k.operandShapes[0], &b = k.operandShapes[1];
-    bool batched = a.size() >= 2 && b.size() >= 2 && std::max(a.size(), b.size()) > 2;
-    int64_t cols = alongKColumnsAtOnce(gemvRowsOf(k), batched);
+    int64_t cols = alongKColumnsAtOnce(gemvRowsOf(k), isBatchedProduct(k));
     auto blocksFor = [&](int64_t cols) {
       int64_t perBlock = warps * perWarp * cols;
       return (e.batch * e.n + perBlock - 1) / perBlock;
