@@ -63,7 +63,6 @@ constexpr uint32_t kGemvSlices = kGemvBlock / kWarpSize;
 /// over the columns (at four an SM and 64 registers, its LM head spilled
 /// up to 128 bytes a thread: ptxas, sm_90).
 constexpr uint32_t kGemvMinBlocksPerSm = 3;
-constexpr uint32_t kGemvAlongKMinBlocksPerSm = 3;
 /// Vectors of the matrix a thread of the thread-per-column layout loads
 /// before it waits for the kernels before it (gemvEarlyLoads): as many as
 /// the loop keeps in flight (its unroll).
@@ -479,7 +478,7 @@ bool alongKStaged(const Kernel &k, int64_t m, int64_t kk) {
 /// all of them. Each column's sums fold in the same order whatever P.cols
 /// is (a lane's vectors in order, each's elements in order, then the
 /// column's lanes by a butterfly), so the launch may choose it from the
-/// extents. The grid is one wave (kGemvAlongKMinBlocksPerSm blocks an SM)
+/// extents. The grid is one wave (kGemvMinBlocksPerSm blocks an SM)
 /// whose warps stride over the columns.
 ///
 /// Why: with one column a lane group, the small operand read from global
@@ -713,8 +712,7 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   if (s.gemvAlongK || s.gemvColumns > 1)
     os += vectorTypeDecl();
   // A grid that needs a second wave doubles the time (kGemvMinBlocksPerSm).
-  uint32_t minBlocks = s.gemvAlongK ? kGemvAlongKMinBlocksPerSm : kGemvMinBlocksPerSm;
-  emitKernelOpening(std::to_string(block) + ", " + std::to_string(minBlocks), entry, os,
+  emitKernelOpening(std::to_string(block) + ", " + std::to_string(kGemvMinBlocksPerSm), entry, os,
                     /*wait=*/!s.gemvEarlyLoads);
   os += std::string("  using IX = ") + (s.gemvNarrow ? "int" : "long long") + ";\n";
   os += "  constexpr int MR = " + std::to_string(s.gemvRows) + ";\n";
@@ -983,7 +981,7 @@ LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model) {
     while (cols > 1 && blocksFor(cols) < sms)
       cols /= 2;
     c.tileColumns = uint32_t(cols);
-    c.grid = uint32_t(std::clamp<int64_t>(blocksFor(cols), 1, sms * kGemvAlongKMinBlocksPerSm));
+    c.grid = uint32_t(std::clamp<int64_t>(blocksFor(cols), 1, sms * kGemvMinBlocksPerSm));
     if (alongKStaged(k, e.m, e.k))
       c.sharedBytes = uint32_t(e.m * e.k * int64_t(sizeOf(matmulAccumulator(k.opaqueDtype))));
     return c;

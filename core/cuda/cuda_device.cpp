@@ -157,6 +157,17 @@ void CudaDevice::freePinned(void *p) {
 }
 
 namespace {
+/// The answer of a query of queued work (cudaEventQuery, cudaStreamQuery):
+/// false while it has not run (clearing that "error", which is none), true
+/// once it has; any other error raised.
+bool finished(cudaError_t err, const char *call) {
+  if (err == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  cudaCheck(err, call);
+  return true;
+}
 
 /// A timing event recorded on the device's stream.
 class CudaEvent final : public DeviceEvent {
@@ -177,15 +188,7 @@ public:
       device_->wait(event_);
   }
   bool done() override {
-    if (!recorded_)
-      return true;
-    cudaError_t err = cudaEventQuery(event_);
-    if (err == cudaErrorNotReady) {
-      cudaGetLastError();
-      return false;
-    }
-    cudaCheck(err, "cudaEventQuery");
-    return true;
+    return !recorded_ || finished(cudaEventQuery(event_), "cudaEventQuery");
   }
   double millisecondsSince(const DeviceEvent &start) const override {
     float ms = 0;
@@ -203,15 +206,7 @@ private:
 
 std::unique_ptr<DeviceEvent> CudaDevice::newEvent() { return std::make_unique<CudaEvent>(this); }
 
-bool CudaDevice::idle() {
-  cudaError_t err = cudaStreamQuery(stream_);
-  if (err == cudaErrorNotReady) {
-    cudaGetLastError();
-    return false;
-  }
-  cudaCheck(err, "cudaStreamQuery");
-  return true;
-}
+bool CudaDevice::idle() { return finished(cudaStreamQuery(stream_), "cudaStreamQuery"); }
 
 void CudaDevice::synchronize() {
   cudaError_t err = cudaSuccess;
