@@ -251,6 +251,22 @@ struct half {
   }
 };
 
+/// A binary16 operand of a product widened where its NaN's payload need
+/// not survive: the multiply-add that takes it answers the device's one
+/// NaN whatever the payload, so on the device one cvt, without
+/// float_of_half_bits's test and select, which cost the LM head's HFloat
+/// matrix-vector product 30% of its time (bench/probes/gemv_lm_head.cu,
+/// H100, 2026-12-05). On the host, float_of_half_bits.
+CUMO_HD float float_of_half_for_product(half v) {
+#if defined(__CUDA_ARCH__)
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));
+  return f;
+#else
+  return float_of_half_bits(v.bits);
+#endif
+}
+
 /// bfloat16: 1 sign bit, 8 of exponent (a float's), 7 of mantissa.
 struct bfloat16 {
   unsigned short bits;

@@ -103,6 +103,15 @@ void emitEarlyFolds(const std::string &vt, const std::string &when, const std::s
   os += "      }\n";
 }
 
+/// Operand `o`'s element `e` widened to the accumulator `acc`. Every such
+/// element feeds a multiply-add, so a binary16 one skips the NaN payload's
+/// test (float_of_half_for_product).
+std::string widenOperand(const KernelShape &s, size_t o, DType acc, const std::string &e) {
+  if (s.operandDtypes[o] == DType::HFloat && acc == DType::SFloat)
+    return "cumo_ops::float_of_half_for_product(" + e + ")";
+  return castExpr(s.operandDtypes[o], acc, e);
+}
+
 /// The axes of a batched product's batch (the broadcast of both
 /// operands' leading axes; none unless both are matrices).
 int32_t batchRank(const KernelShape &s) {
@@ -438,20 +447,37 @@ bool gemvPrologueTerms(const Kernel &k) {
 
 namespace {
 /// The along-k layout's columns a lane group reads at once, at most (the
-/// launch's P.cols may be fewer): four for one or two rows of the small operand, two
-/// for four, one for more (their sums, columns x rows, stay in registers),
+/// launch's P.cols may be fewer): two for up to four rows of the small
+/// operand, one for more (their sums, columns x rows, stay in registers),
 /// and one for a batch, whose columns may lie in different products.
+/// bench/probes/gemv_lm_head.cu (H100, 2026-12-05), the LM head at one
+/// row: two columns 26.5 us in BFloat, four 26.6, one 27.0 (the row from
+/// global memory, a block for every 16 columns); at eight rows two beat
+/// one and four.
 int32_t alongKColumnsAtOnce(int32_t rows, bool batched) {
   if (batched)
     return 1;
-  return rows <= 2 ? 4 : rows <= 4 ? 2 : 1;
+  return rows <= 4 ? 2 : 1;
 }
+/// Up to this many rows the along-k layout's grid covers every column
+/// once (up to kAlongKManyBlocksPerSm blocks an SM, resident in waves);
+/// with more, the grid is one wave whose warps stride over the columns,
+/// each block widening its rows into shared memory once for all of them.
+/// The probe: at one row, a block for every 16 columns read the LM head
+/// at 2916 GB/s in BFloat against 2764 for one wave of 3 blocks an SM; at
+/// eight rows, 4 blocks an SM beat a block for every 16 columns (65.8
+/// against 70.6 us in SFloat), each block's staging being 24 KiB.
+constexpr int32_t kAlongKFewRows = 2;
+constexpr int64_t kAlongKManyBlocksPerSm = 32;
 /// The along-k layout widens the rows of the small operand once into
-/// shared memory, in the accumulator, where they fit this (an unbatched
-/// product without a prologue; decided at run time from M and K, the
-/// launch giving the same answer): each lane then reads its elements there
-/// for every column it folds, where it read and widened them from global
-/// memory for every column.
+/// shared memory, in the accumulator, where there are more than
+/// kAlongKFewRows of them and they fit this (an unbatched product without
+/// a prologue; decided at run time from M and K, the launch giving the
+/// same answer): each lane then reads its elements there for every column
+/// it folds, where it read and widened them from global memory (L1 hits)
+/// for every column. With few rows the probe preferred global memory (26.5
+/// against 27.2 us, BFloat LM head): the staging's wait costs each of the
+/// many blocks more than the reads it saves.
 constexpr int64_t kAlongKStagedBytes = 24 * 1024;
 
 /// Whether small product `k` is a batch of products (batchRank's test, on
@@ -462,7 +488,7 @@ bool isBatchedProduct(const Kernel &k) {
 }
 
 bool alongKStaged(const Kernel &k, int64_t m, int64_t kk) {
-  return !k.hasPrologue() && !isBatchedProduct(k) &&
+  return !k.hasPrologue() && !isBatchedProduct(k) && m > kAlongKFewRows &&
          m * kk * int64_t(sizeOf(matmulAccumulator(k.opaqueDtype))) <= kAlongKStagedBytes;
 }
 
@@ -478,8 +504,9 @@ bool alongKStaged(const Kernel &k, int64_t m, int64_t kk) {
 /// all of them. Each column's sums fold in the same order whatever P.cols
 /// is (a lane's vectors in order, each's elements in order, then the
 /// column's lanes by a butterfly), so the launch may choose it from the
-/// extents. The grid is one wave (kGemvMinBlocksPerSm blocks an SM)
-/// whose warps stride over the columns.
+/// extents. The grid covers the columns once where the rows are few
+/// (kAlongKFewRows), else it is one wave (kGemvMinBlocksPerSm blocks an
+/// SM) whose warps stride over the columns.
 ///
 /// Why: with one column a lane group, the small operand read from global
 /// memory and widened at every use, and 4 waves of blocks, the LM head's
@@ -490,9 +517,7 @@ bool alongKStaged(const Kernel &k, int64_t m, int64_t kk) {
 void emitAlongK(const KernelShape &s, DType acc, bool prologue, std::string &os) {
   int32_t nb = batchRank(s);
   std::string a = cType(acc).str();
-  auto cast = [&](size_t operand, const std::string &e) {
-    return castExpr(s.operandDtypes[operand], acc, e);
-  };
+  auto cast = [&](size_t operand, const std::string &e) { return widenOperand(s, operand, acc, e); };
   int32_t v = gemvVector(s.operandDtypes[1]);
   int32_t cg = alongKColumnsAtOnce(s.gemvRows, nb > 0);
   // Early loads: kEarlyVectors vectors in all over the first columns, of
@@ -580,8 +605,9 @@ void emitAlongK(const KernelShape &s, DType acc, bool prologue, std::string &os)
       // 16-byte vectors where every row starts on one.
       os += "  extern __shared__ __align__(16) unsigned char cumo_smem[];\n";
       os += "  " + a + " *const xf = reinterpret_cast<" + a + " *>(cumo_smem);\n";
-      os += "  const bool staged = (long long)M * K * " + std::to_string(sizeOf(acc)) +
-            " <= " + std::to_string(kAlongKStagedBytes) + "LL;\n";
+      os += "  const bool staged = M > " + std::to_string(kAlongKFewRows) +
+            " && (long long)M * K * " + std::to_string(sizeOf(acc)) + " <= " +
+            std::to_string(kAlongKStagedBytes) + "LL;\n";
       os += "  if (staged) {\n";
       os += "    const IX a_b = P.in0_off;\n";
       os += "    for (IX t = threadIdx.x; t < M * K; t += blockDim.x) {\n";
@@ -699,9 +725,7 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   int32_t nb = batchRank(s);
   DType acc = matmulAccumulator(s.outDtype);
   std::string a = cType(acc).str();
-  auto cast = [&](size_t operand, const std::string &e) {
-    return castExpr(s.operandDtypes[operand], acc, e);
-  };
+  auto cast = [&](size_t operand, const std::string &e) { return widenOperand(s, operand, acc, e); };
   auto ext = [](int o, int32_t axis) {
     return "P.in" + std::to_string(o) + "_ext[" + std::to_string(axis) + "]";
   };
@@ -981,7 +1005,10 @@ LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model) {
     while (cols > 1 && blocksFor(cols) < sms)
       cols /= 2;
     c.tileColumns = uint32_t(cols);
-    c.grid = uint32_t(std::clamp<int64_t>(blocksFor(cols), 1, sms * kGemvMinBlocksPerSm));
+    // A batch keeps one wave (its scores' products were not probed).
+    int64_t perSm = e.m <= kAlongKFewRows && !isBatchedProduct(k) ? kAlongKManyBlocksPerSm
+                                                                    : kGemvMinBlocksPerSm;
+    c.grid = uint32_t(std::clamp<int64_t>(blocksFor(cols), 1, sms * perSm));
     if (alongKStaged(k, e.m, e.k))
       c.sharedBytes = uint32_t(e.m * e.k * int64_t(sizeOf(matmulAccumulator(k.opaqueDtype))));
     return c;
