@@ -447,37 +447,20 @@ bool gemvPrologueTerms(const Kernel &k) {
 
 namespace {
 /// The along-k layout's columns a lane group reads at once, at most (the
-/// launch's P.cols may be fewer): two for up to four rows of the small
-/// operand, one for more (their sums, columns x rows, stay in registers),
+/// launch's P.cols may be fewer): four for one or two rows of the small operand, two
+/// for four, one for more (their sums, columns x rows, stay in registers),
 /// and one for a batch, whose columns may lie in different products.
-/// bench/probes/gemv_lm_head.cu (H100, 2026-12-05), the LM head at one
-/// row: two columns 26.5 us in BFloat, four 26.6, one 27.0 (the row from
-/// global memory, a block for every 16 columns); at eight rows two beat
-/// one and four.
 int32_t alongKColumnsAtOnce(int32_t rows, bool batched) {
   if (batched)
     return 1;
-  return rows <= 4 ? 2 : 1;
+  return rows <= 2 ? 4 : rows <= 4 ? 2 : 1;
 }
-/// Up to this many rows the along-k layout's grid covers every column
-/// once (up to kAlongKManyBlocksPerSm blocks an SM, resident in waves);
-/// with more, the grid is one wave whose warps stride over the columns,
-/// each block widening its rows into shared memory once for all of them.
-/// The probe: at one row, a block for every 16 columns read the LM head
-/// at 2916 GB/s in BFloat against 2764 for one wave of 3 blocks an SM; at
-/// eight rows, 4 blocks an SM beat a block for every 16 columns (65.8
-/// against 70.6 us in SFloat), each block's staging being 24 KiB.
-constexpr int32_t kAlongKFewRows = 2;
-constexpr int64_t kAlongKManyBlocksPerSm = 32;
 /// The along-k layout widens the rows of the small operand once into
-/// shared memory, in the accumulator, where there are more than
-/// kAlongKFewRows of them and they fit this (an unbatched product without
-/// a prologue; decided at run time from M and K, the launch giving the
-/// same answer): each lane then reads its elements there for every column
-/// it folds, where it read and widened them from global memory (L1 hits)
-/// for every column. With few rows the probe preferred global memory (26.5
-/// against 27.2 us, BFloat LM head): the staging's wait costs each of the
-/// many blocks more than the reads it saves.
+/// shared memory, in the accumulator, where they fit this (an unbatched
+/// product without a prologue; decided at run time from M and K, the
+/// launch giving the same answer): each lane then reads its elements there
+/// for every column it folds, where it read and widened them from global
+/// memory for every column.
 constexpr int64_t kAlongKStagedBytes = 24 * 1024;
 
 /// Whether small product `k` is a batch of products (batchRank's test, on
@@ -488,7 +471,7 @@ bool isBatchedProduct(const Kernel &k) {
 }
 
 bool alongKStaged(const Kernel &k, int64_t m, int64_t kk) {
-  return !k.hasPrologue() && !isBatchedProduct(k) && m > kAlongKFewRows &&
+  return !k.hasPrologue() && !isBatchedProduct(k) &&
          m * kk * int64_t(sizeOf(matmulAccumulator(k.opaqueDtype))) <= kAlongKStagedBytes;
 }
 
@@ -504,9 +487,8 @@ bool alongKStaged(const Kernel &k, int64_t m, int64_t kk) {
 /// all of them. Each column's sums fold in the same order whatever P.cols
 /// is (a lane's vectors in order, each's elements in order, then the
 /// column's lanes by a butterfly), so the launch may choose it from the
-/// extents. The grid covers the columns once where the rows are few
-/// (kAlongKFewRows), else it is one wave (kGemvMinBlocksPerSm blocks an
-/// SM) whose warps stride over the columns.
+/// extents. The grid is one wave (kGemvMinBlocksPerSm blocks an SM)
+/// whose warps stride over the columns.
 ///
 /// Why: with one column a lane group, the small operand read from global
 /// memory and widened at every use, and 4 waves of blocks, the LM head's
@@ -514,6 +496,13 @@ bool alongKStaged(const Kernel &k, int64_t m, int64_t kk) {
 /// SFloat one's 154 MB (bench/kernel_times, H200, 2026-12-05): the time
 /// went to each warp's chain of one column's loads, folds and butterfly,
 /// not to the memory. bench/probes/gemv_lm_head.cu times the candidates.
+/// On an H100 (2026-12-05) this layout read the BFloat LM head in 30.9
+/// us (kernel_times) against the probe's 28.0 for its copy; a grid
+/// covering every column once with two columns a lane group, the probe's
+/// best there (26.5), took 36.5 here, and 56.9 with the final layer_norm
+/// as prologue, which every block computes: a block's start costs the
+/// library's kernel more than the probe's (its parameters are read from
+/// memory first), so the grid stays one wave.
 void emitAlongK(const KernelShape &s, DType acc, bool prologue, std::string &os) {
   int32_t nb = batchRank(s);
   std::string a = cType(acc).str();
@@ -605,9 +594,8 @@ void emitAlongK(const KernelShape &s, DType acc, bool prologue, std::string &os)
       // 16-byte vectors where every row starts on one.
       os += "  extern __shared__ __align__(16) unsigned char cumo_smem[];\n";
       os += "  " + a + " *const xf = reinterpret_cast<" + a + " *>(cumo_smem);\n";
-      os += "  const bool staged = M > " + std::to_string(kAlongKFewRows) +
-            " && (long long)M * K * " + std::to_string(sizeOf(acc)) + " <= " +
-            std::to_string(kAlongKStagedBytes) + "LL;\n";
+      os += "  const bool staged = (long long)M * K * " + std::to_string(sizeOf(acc)) +
+            " <= " + std::to_string(kAlongKStagedBytes) + "LL;\n";
       os += "  if (staged) {\n";
       os += "    const IX a_b = P.in0_off;\n";
       os += "    for (IX t = threadIdx.x; t < M * K; t += blockDim.x) {\n";
@@ -1005,10 +993,7 @@ LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model) {
     while (cols > 1 && blocksFor(cols) < sms)
       cols /= 2;
     c.tileColumns = uint32_t(cols);
-    // A batch keeps one wave (its scores' products were not probed).
-    int64_t perSm = e.m <= kAlongKFewRows && !isBatchedProduct(k) ? kAlongKManyBlocksPerSm
-                                                                    : kGemvMinBlocksPerSm;
-    c.grid = uint32_t(std::clamp<int64_t>(blocksFor(cols), 1, sms * perSm));
+    c.grid = uint32_t(std::clamp<int64_t>(blocksFor(cols), 1, sms * kGemvMinBlocksPerSm));
     if (alongKStaged(k, e.m, e.k))
       c.sharedBytes = uint32_t(e.m * e.k * int64_t(sizeOf(matmulAccumulator(k.opaqueDtype))));
     return c;
