@@ -39,7 +39,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <regex>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -206,18 +210,19 @@ std::string opsOf(const Kernel &k) {
   return ops;
 }
 
-/// Times kernel `ki` of `plan` as described at the top; prints its line.
+/// Times kernel `ki` of `plan` as described at the top, from `src` (the
+/// generated source, or a hand-edited variant of it named `variant`) at
+/// `launch`; prints its line.
 void timeKernel(const char *name, DType t, const Plan &plan, size_t ki,
-                const DeviceModel &model) {
+                const DeviceModel &model, const KernelSource &src, const LaunchConfig &launch,
+                const std::string &variant) {
   const Kernel &k = plan.kernels[ki];
-  KernelSource src = generateCuda(k, model);
   std::string cubin = NvrtcCompiler::get().compileToCubin(src, model.ccMajor, model.ccMinor);
   cudaLibrary_t lib;
   cudaKernel_t kernel;
   ck(cudaLibraryLoadData(&lib, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
      "cudaLibraryLoadData");
   ck(cudaLibraryGetKernel(&kernel, lib, src.entry.c_str()), "cudaLibraryGetKernel");
-  LaunchConfig launch = launchConfig(k, model);
 
   // Every buffer on the device; the largest input (the weight) in as many
   // copies as exceed the L2 four times.
@@ -304,10 +309,11 @@ void timeKernel(const char *name, DType t, const Plan &plan, size_t ki,
 
   std::string ops = opsOf(k);
   std::printf("{\"bench\":\"kernel_times\",\"device\":\"%s\",\"case\":\"%s\",\"dtype\":\"%s\","
-              "\"kernel\":%zu,\"kernels\":%zu,\"ops\":\"%s\",\"grid\":%u,\"block\":%u,"
+              "\"variant\":\"%s\",\"kernel\":%zu,\"kernels\":%zu,\"ops\":\"%s\",\"grid\":%u,\"block\":%u,"
               "\"lanes\":%u,\"columns\":%u,\"shared_bytes\":%u,\"weight_bytes\":%zu,"
               "\"weight_copies\":%d,\"us\":%.2f,\"weight_gb_s\":%.0f,\"error_word\":%u}\n",
-              model.name.c_str(), name, std::string(nameOf(t)).c_str(), ki, plan.kernels.size(), ops.c_str(),
+              model.name.c_str(), name, std::string(nameOf(t)).c_str(), variant.c_str(), ki,
+              plan.kernels.size(), ops.c_str(),
               launch.grid, launch.block, launch.tileLanes, launch.tileColumns, launch.sharedBytes, weightBytes,
               copies, best, double(weightBytes) / (best * 1e3), word[0]);
   std::fflush(stdout);
@@ -359,18 +365,80 @@ void describe(const char *name, DType t, const Plan &plan, const DeviceModel &mo
   }
 }
 
+/// A hand-edited variant of a generated kernel (--variants DIR): the file
+/// DIR/<case>_<dtype>_<kernel>.<label>.cu, edited from what --sources
+/// writes (bench/probes/lm_head_variants.rb writes some), so that a change
+/// to the generator can be timed on the GPU before it is made. Its entry
+/// is the name its source declares __global__; a line
+/// `// kernel_times grid: N` launches it with N blocks (0: the plan's).
+struct Variant {
+  std::string label;
+  KernelSource src;
+  uint32_t grid = 0;
+};
+
+std::vector<Variant> variantsOf(const char *name, DType t, size_t ki, const std::string &dir) {
+  std::vector<Variant> out;
+  if (dir.empty())
+    return out;
+  std::string stem = std::string(name) + "_" + std::string(nameOf(t)) + "_" + std::to_string(ki) + ".";
+  std::vector<std::filesystem::path> files;
+  for (const auto &e : std::filesystem::directory_iterator(dir)) {
+    std::string f = e.path().filename().string();
+    if (f.rfind(stem, 0) == 0 && f.size() > stem.size() + 3 && f.ends_with(".cu"))
+      files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  static const std::regex entryRe(R"(__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\()");
+  static const std::regex gridRe(R"(//\s*kernel_times grid:\s*(\d+))");
+  for (const auto &path : files) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    Variant v;
+    v.src.source = text.str();
+    std::smatch m;
+    if (!std::regex_search(v.src.source, m, entryRe))
+      throw std::runtime_error(path.string() + " declares no __global__ kernel");
+    v.src.entry = m[1];
+    if (std::regex_search(v.src.source, m, gridRe))
+      v.grid = uint32_t(std::stoul(m[1]));
+    std::string f = path.filename().string();
+    v.label = f.substr(stem.size(), f.size() - stem.size() - 3);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+/// Kernel `ki` of `plan` timed as generated (variant "generated"), then
+/// each of its variants in `variantsDir`.
+void timeKernelAndVariants(const char *name, DType t, const Plan &plan, size_t ki,
+                           const DeviceModel &model, const std::string &variantsDir) {
+  const Kernel &k = plan.kernels[ki];
+  LaunchConfig launch = launchConfig(k, model);
+  timeKernel(name, t, plan, ki, model, generateCuda(k, model), launch, "generated");
+  for (const Variant &v : variantsOf(name, t, ki, variantsDir)) {
+    LaunchConfig l = launch;
+    if (v.grid)
+      l.grid = v.grid;
+    timeKernel(name, t, plan, ki, model, v.src, l, v.label);
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::vector<std::string> wanted;
   bool dryRun = false;
-  std::string sources;
+  std::string sources, variants;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--dry-run") {
       dryRun = true;
     } else if (arg == "--sources" && i + 1 < argc) {
       sources = argv[++i];
+    } else if (arg == "--variants" && i + 1 < argc) {
+      variants = argv[++i];
     } else if (arg == "--cases" && i + 1 < argc) {
       std::string list = argv[++i];
       for (size_t at = 0; at <= list.size();) {
@@ -379,7 +447,8 @@ int main(int argc, char **argv) {
         at = comma + 1;
       }
     } else {
-      std::fprintf(stderr, "usage: kernel_times [--cases NAME,NAME...] [--dry-run [--sources DIR]]\n");
+      std::fprintf(stderr, "usage: kernel_times [--cases NAME,NAME...] [--variants DIR] "
+                           "[--dry-run [--sources DIR]]\n");
       return 2;
     }
   }
@@ -388,6 +457,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "kernel_times: no GPU (--dry-run plans and compiles without one)\n");
     return 1;
   }
+  if (!sources.empty())
+    std::filesystem::create_directories(sources);
   // The plans' inputs live on the host: the tool uploads them itself.
   setCurrentDevice(hostDevice());
   DeviceModel model = dryRun ? DeviceModel() : deviceModel();
@@ -397,11 +468,19 @@ int main(int argc, char **argv) {
         continue;
       for (DType t : {DType::SFloat, DType::BFloat}) {
         Plan plan = c.plan(t);
-        if (dryRun)
+        if (dryRun) {
           describe(c.name, t, plan, model, sources);
+          for (size_t ki = 0; ki < plan.kernels.size(); ++ki)
+            for (const Variant &v : variantsOf(c.name, t, ki, variants)) {
+              NvrtcCompiler::get().compileToCubin(v.src, model.ccMajor, model.ccMinor);
+              std::printf("{\"bench\":\"kernel_times\",\"dry_run\":true,\"case\":\"%s\","
+                          "\"dtype\":\"%s\",\"kernel\":%zu,\"variant\":\"%s\",\"compiled\":true}\n",
+                          c.name, std::string(nameOf(t)).c_str(), ki, v.label.c_str());
+            }
+        }
         else
           for (size_t ki = 0; ki < plan.kernels.size(); ++ki)
-            timeKernel(c.name, t, plan, ki, model);
+            timeKernelAndVariants(c.name, t, plan, ki, model, variants);
       }
     }
   } catch (const std::exception &e) {
