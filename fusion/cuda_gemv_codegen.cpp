@@ -497,12 +497,13 @@ bool alongKStaged(const Kernel &k, int64_t m, int64_t kk) {
 /// went to each warp's chain of one column's loads, folds and butterfly,
 /// not to the memory. bench/probes/gemv_lm_head.cu times the candidates.
 /// On an H100 (2026-12-05) this layout read the BFloat LM head in 30.9
-/// us (kernel_times) against the probe's 28.0 for its copy; a grid
-/// covering every column once with two columns a lane group, the probe's
-/// best there (26.5), took 36.5 here, and 56.9 with the final layer_norm
-/// as prologue, which every block computes: a block's start costs the
-/// library's kernel more than the probe's (its parameters are read from
-/// memory first), so the grid stays one wave.
+/// us (kernel_times) against 28.0 for the probe's hand-written copy of it;
+/// a grid covering every column once with two columns a lane group, the
+/// probe's best there (26.5), took 36.5 here, and 56.9 with the final
+/// layer_norm as prologue, which every block computes, so the grid stays
+/// one wave. Reading the operands from a parameter block in memory, as
+/// this kernel does, cost the probe only 0.4 us; kernel_times --variants
+/// with bench/probes/lm_head_variants.rb times the other differences.
 void emitAlongK(const KernelShape &s, DType acc, bool prologue, std::string &os) {
   int32_t nb = batchRank(s);
   std::string a = cType(acc).str();
