@@ -18,6 +18,10 @@
 #   CUMO_JOBS         parallel compile jobs (default: the cores we may use)
 #   CUMO_ON_DEVICE=1  force the GPU-machine path
 #   CUMO_NO_INSTALL=1 never call apt-get; fail and say what is missing
+#   CUMO_PREBUILT=1   bin/run only: no configure and no build; CUMO_BUILD_DIR
+#                     names a folder bin/pack-prebuilt made (a stripped
+#                     extension and bench tools built here), so a call on
+#                     the GPU machine spends its minutes on the run
 #
 # Written for `set -euo pipefail` callers: every failure exits with a message.
 
@@ -296,6 +300,30 @@ cumo_prepare() {
 }
 
 cumo_setup() {
+  if [ "${CUMO_PREBUILT:-}" = 1 ]; then
+    cumo_use_prebuilt
+    return
+  fi
   cumo_prepare
   cumo_build || exit 1
+}
+
+# CUMO_PREBUILT=1: the tools to run (on the GPU machine, the carried Ruby),
+# and CUMO_BUILD_DIR's prebuilt extension as it is.
+cumo_use_prebuilt() {
+  [ -n "${CUMO_BUILD_DIR:-}" ] || cumo_die "CUMO_PREBUILT=1 needs CUMO_BUILD_DIR (bin/pack-prebuilt's folder)"
+  CUMO_BUILD=$(realpath -m "$CUMO_BUILD_DIR")
+  [ -f "$CUMO_BUILD/ruby/cumo_ext.so" ] ||
+    cumo_die "CUMO_PREBUILT=1: no $CUMO_BUILD/ruby/cumo_ext.so (bin/pack-prebuilt makes it)"
+  if cumo_on_device; then
+    set +u
+    # shellcheck source=/dev/null
+    . "$CUMO_ROOT/.device/on-device.sh"
+    set -u
+    export CUMO_ON_DEVICE=1
+  fi
+  command -v ruby >/dev/null 2>&1 || cumo_die "CUMO_PREBUILT=1: no ruby"
+  [ ! -f "$CUMO_BUILD/BUILT_FROM" ] || cumo_say "prebuilt: $(cat "$CUMO_BUILD/BUILT_FROM")"
+  CUMO_JOBS=${CUMO_JOBS:-1}
+  export CUMO_ROOT CUMO_BUILD CUMO_JOBS
 }
