@@ -104,9 +104,11 @@ Weight weight(DType t, int64_t k, int64_t n, bool alongK, uint64_t seed) {
 const ArrayHandle &used(const Weight &w) { return w.used ? *w.used : *w.stored; }
 
 /// layer_norm(x) @ w + bias, then gelu_tanh when `gelu`: the qkv and fc
-/// products (and without bias, the LM head read along k).
-Plan normedProduct(DType t, int64_t k, int64_t n, bool alongK, bool biased, bool gelu) {
-  Handle x = wrap(input(t, {1, k}, 1));
+/// products (and without bias, the LM head read along k); x has `batch`
+/// rows (a decode's batch).
+Plan normedProduct(DType t, int64_t k, int64_t n, bool alongK, bool biased, bool gelu,
+                   int64_t batch = 1) {
+  Handle x = wrap(input(t, {batch, k}, 1));
   Handle g = wrap(input(t, {k}, 2));
   Handle b = wrap(input(t, {k}, 3));
   Weight w = weight(t, k, n, alongK, 4);
@@ -127,16 +129,17 @@ Plan normedProduct(DType t, int64_t k, int64_t n, bool alongK, bool biased, bool
   return planForRoots({act});
 }
 
-/// x @ w (+ bias, + residual): the projections, or the plain product.
-Plan plainProduct(DType t, int64_t k, int64_t n, bool alongK, bool residual) {
-  Handle x = wrap(input(t, {1, k}, 6));
+/// x @ w (+ bias, + residual): the projections, or the plain product; x
+/// has `rows` rows.
+Plan plainProduct(DType t, int64_t k, int64_t n, bool alongK, bool residual, int64_t rows = 1) {
+  Handle x = wrap(input(t, {rows, k}, 6));
   Weight w = weight(t, k, n, alongK, 7);
   NodeRef product = matmulOp("matmul", *x, used(w));
   if (!residual)
     return planForRoots({product});
   Handle p = wrap(product);
   Handle bias = wrap(input(t, {n}, 8));
-  Handle r = wrap(input(t, {1, n}, 9));
+  Handle r = wrap(input(t, {rows, n}, 9));
   Handle biased = wrap(binary(OpKind::Add, *p, *bias));
   p.reset();
   NodeRef out = binary(OpKind::Add, *r, *biased);
@@ -187,6 +190,10 @@ const Case kCases[] = {
     {"plain_768x2304", [](DType t) { return plainProduct(t, 768, 2304, false, false); }},
     {"plain_3072x768", [](DType t) { return plainProduct(t, 3072, 768, false, false); }},
     {"plain_lm_head", [](DType t) { return plainProduct(t, 768, 50257, true, false); }},
+    // A batch of 8 sequences (the decode's batch 8), whose LM head lost to
+    // PyTorch's (bench/probes/gemv_lm_head.cu: 2-3x its best layout).
+    {"lm_head_b8", [](DType t) { return normedProduct(t, 768, 50257, true, false, false, 8); }},
+    {"plain_lm_head_b8", [](DType t) { return plainProduct(t, 768, 50257, true, false, 8); }},
 };
 
 DeviceModel deviceModel() {

@@ -67,6 +67,10 @@ constexpr uint32_t kGemvMinBlocksPerSm = 3;
 /// before it waits for the kernels before it (gemvEarlyLoads): as many as
 /// the loop keeps in flight (its unroll).
 constexpr int kEarlyVectors = 4;
+/// The along-k layout's rows up to which it loads early (analyzeGemv):
+/// without a prologue, and with one.
+constexpr int32_t kAlongKEarlyRows = 2;
+constexpr int32_t kAlongKEarlyRowsWithPrologue = 8;
 
 /// Early loads (KernelShape::gemvEarlyLoads: the matrix is memory no
 /// kernel of the plan writes): where `when` holds, kEarlyVectors vectors of
@@ -421,6 +425,14 @@ void analyzeGemv(const Kernel &k, KernelShape &s) {
   // column's address needs no batch decode).
   bool vectors = s.gemvAlongK ? batchRank(s) == 0 : s.gemvColumns > 1;
   s.gemvEarlyLoads = vectors && (k.operandsUnwritten & 2u) != 0;
+  // Along k the early vectors live across the wait and the rows' staging
+  // beside the MR x CG sums: with 4 to 16 rows and no prologue ptxas
+  // (sm_90, 80 registers) spilled 48-724 bytes a thread, and none with
+  // the loads after the wait; with a prologue (the rows in shared memory)
+  // none up to 8 rows, 4-8 bytes at 16. So only there.
+  if (s.gemvAlongK && s.gemvRows > (k.hasPrologue() ? kAlongKEarlyRowsWithPrologue
+                                                     : kAlongKEarlyRows))
+    s.gemvEarlyLoads = false;
   if (k.hasPrologue()) {
     // The row op's rows laid out as its own kernel lays them (fitsPrologue
     // made sure that is a warp a row, held in registers).

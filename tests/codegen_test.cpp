@@ -1195,6 +1195,16 @@ TEST_CASE("a small product narrows its tiles to its extents: (k, n) tiles before
   CHECK(alongN(DType::BFloat, 1, 2304).tileColumns == 2);
   CHECK(alongN(DType::BFloat, 1, 2304).grid == 144);
   CHECK(alongN(DType::BFloat, 1, 768).tileColumns == 1);
+  // Early loads along k for up to two rows, or eight with a prologue: more
+  // rows' sums beside the early vectors spilled (ptxas, sm_90).
+  auto loadsEarly = [](const Plan &p) {
+    return generateCuda(p.kernels.back(), h200()).source.find("early[") != std::string::npos;
+  };
+  CHECK(loadsEarly(smallProductPlan(DType::BFloat, 2, 768, 1000, true)));
+  CHECK(!loadsEarly(smallProductPlan(DType::BFloat, 3, 768, 1000, true)));
+  CHECK(!loadsEarly(smallProductPlan(DType::SFloat, 8, 768, 1000, true)));
+  CHECK(loadsEarly(prologuePlan(DType::BFloat, {8, 256, 700, true}, OpKind::LayerNorm, false, false)));
+  CHECK(!loadsEarly(prologuePlan(DType::BFloat, {16, 256, 700, true}, OpKind::LayerNorm, false, false)));
   // A batch (an attention's keys) one column at a time, read in place.
   {
     Plan p = batchedSmallPlan(DType::SFloat, {12, 1, 64}, {12, 64, 100}, true);

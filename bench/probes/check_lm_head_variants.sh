@@ -10,9 +10,9 @@ ruby=${2:-ruby}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-"$kt" --dry-run --sources "$dir/src" --cases lm_head,plain_lm_head > /dev/null
+"$kt" --dry-run --sources "$dir/src" --cases lm_head,plain_lm_head,lm_head_b8,plain_lm_head_b8 > /dev/null
 "$ruby" "$here/lm_head_variants.rb" "$dir/src" "$dir/variants"
-compiled=$("$kt" --dry-run --cases lm_head,plain_lm_head --variants "$dir/variants" |
+compiled=$("$kt" --dry-run --cases lm_head,plain_lm_head,lm_head_b8,plain_lm_head_b8 --variants "$dir/variants" |
            grep -c '"compiled":true')
 made=$(ls "$dir/variants" | wc -l)
 echo "$compiled of $made variants compiled"
