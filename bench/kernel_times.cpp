@@ -130,16 +130,16 @@ Plan normedProduct(DType t, int64_t k, int64_t n, bool alongK, bool biased, bool
 }
 
 /// x @ w (+ bias, + residual): the projections, or the plain product; x
-/// has `rows` rows.
-Plan plainProduct(DType t, int64_t k, int64_t n, bool alongK, bool residual, int64_t rows = 1) {
-  Handle x = wrap(input(t, {rows, k}, 6));
+/// has `batch` rows (a decode's batch).
+Plan plainProduct(DType t, int64_t k, int64_t n, bool alongK, bool residual, int64_t batch = 1) {
+  Handle x = wrap(input(t, {batch, k}, 6));
   Weight w = weight(t, k, n, alongK, 7);
   NodeRef product = matmulOp("matmul", *x, used(w));
   if (!residual)
     return planForRoots({product});
   Handle p = wrap(product);
   Handle bias = wrap(input(t, {n}, 8));
-  Handle r = wrap(input(t, {rows, n}, 9));
+  Handle r = wrap(input(t, {batch, n}, 9));
   Handle biased = wrap(binary(OpKind::Add, *p, *bias));
   p.reset();
   NodeRef out = binary(OpKind::Add, *r, *biased);
@@ -343,6 +343,12 @@ void timeKernel(const char *name, DType t, const Plan &plan, size_t ki,
   cudaLibraryUnload(lib);
 }
 
+/// The name --sources writes kernel `ki` of a case under, and --variants
+/// finds its variants by: <case>_<dtype>_<kernel>.
+std::string kernelStem(const char *name, DType t, size_t ki) {
+  return std::string(name) + "_" + std::string(nameOf(t)) + "_" + std::to_string(ki);
+}
+
 /// --dry-run: each case's kernels as the H200 model plans them, compiled,
 /// not run (no GPU needed); with --sources DIR, each one's CUDA source
 /// written to DIR/<case>_<dtype>_<kernel>.cu (to read what was generated,
@@ -355,8 +361,7 @@ void describe(const char *name, DType t, const Plan &plan, const DeviceModel &mo
     KernelSource src = generateCuda(k, model);
     NvrtcCompiler::get().compileToCubin(src, model.ccMajor, model.ccMinor);
     if (!sources.empty()) {
-      std::string path = sources + "/" + name + "_" + std::string(nameOf(t)) + "_" +
-                         std::to_string(ki) + ".cu";
+      std::string path = sources + "/" + kernelStem(name, t, ki) + ".cu";
       if (FILE *f = std::fopen(path.c_str(), "w")) {
         std::fputs(src.source.c_str(), f);
         std::fclose(f);
@@ -388,7 +393,7 @@ std::vector<Variant> variantsOf(const char *name, DType t, size_t ki, const std:
   std::vector<Variant> out;
   if (dir.empty())
     return out;
-  std::string stem = std::string(name) + "_" + std::string(nameOf(t)) + "_" + std::to_string(ki) + ".";
+  std::string stem = kernelStem(name, t, ki) + ".";
   std::vector<std::filesystem::path> files;
   for (const auto &e : std::filesystem::directory_iterator(dir)) {
     std::string f = e.path().filename().string();
