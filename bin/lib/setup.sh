@@ -146,18 +146,23 @@ cumo_on_device() {
   [ -f "$CUMO_ROOT/.device/on-device.sh" ] && ! command -v ruby >/dev/null 2>&1
 }
 
+# On the GPU machine: the carried Ruby, headers and LLVM library (there is
+# no network there, so they replace apt).
+cumo_device_env() {
+  [ -f "$CUMO_ROOT/.device/on-device.sh" ] ||
+    cumo_die "CUMO_ON_DEVICE=1 but no .device/on-device.sh: run ../shared/device/prepare and carry .device"
+  # on-device.sh is not ours and may use unset variables.
+  set +u
+  # shellcheck source=/dev/null
+  . "$CUMO_ROOT/.device/on-device.sh"
+  set -u
+  export CUMO_ON_DEVICE=1
+}
+
 cumo_tools() {
   local missing
   if cumo_on_device; then
-    [ -f "$CUMO_ROOT/.device/on-device.sh" ] ||
-      cumo_die "CUMO_ON_DEVICE=1 but no .device/on-device.sh: run ../shared/device/prepare and carry .device"
-    # No network there: the carried Ruby, headers and LLVM library replace apt.
-    # on-device.sh is not ours and may use unset variables.
-    set +u
-    # shellcheck source=/dev/null
-    . "$CUMO_ROOT/.device/on-device.sh"
-    set -u
-    export CUMO_ON_DEVICE=1
+    cumo_device_env
     missing=$(cumo_missing_packages | grep -vx 'pkg-config\|python3' || true)
     [ -z "$missing" ] ||
       cumo_die "on the GPU machine, still missing: ${missing//$'\n'/ } (re-run ../shared/device/prepare, carry .device)"
@@ -316,11 +321,7 @@ cumo_use_prebuilt() {
   [ -f "$CUMO_BUILD/ruby/cumo_ext.so" ] ||
     cumo_die "CUMO_PREBUILT=1: no $CUMO_BUILD/ruby/cumo_ext.so (bin/pack-prebuilt makes it)"
   if cumo_on_device; then
-    set +u
-    # shellcheck source=/dev/null
-    . "$CUMO_ROOT/.device/on-device.sh"
-    set -u
-    export CUMO_ON_DEVICE=1
+    cumo_device_env
   fi
   command -v ruby >/dev/null 2>&1 || cumo_die "CUMO_PREBUILT=1: no ruby"
   [ ! -f "$CUMO_BUILD/BUILT_FROM" ] || cumo_say "prebuilt: $(cat "$CUMO_BUILD/BUILT_FROM")"
