@@ -70,7 +70,7 @@ constexpr int kEarlyVectors = 4;
 /// The along-k layout's rows up to which it loads early (analyzeGemv):
 /// without a prologue, and with one.
 constexpr int32_t kAlongKEarlyRows = 2;
-constexpr int32_t kAlongKEarlyRowsWithPrologue = 8;
+constexpr int32_t kAlongKEarlyRowsWithPrologue = 4;
 
 /// Early loads (KernelShape::gemvEarlyLoads: the matrix is memory no
 /// kernel of the plan writes): where `when` holds, kEarlyVectors vectors of
@@ -429,7 +429,8 @@ void analyzeGemv(const Kernel &k, KernelShape &s) {
   // beside the MR x CG sums: with 4 to 16 rows and no prologue ptxas
   // (sm_90, 80 registers) spilled 48-724 bytes a thread, and none with
   // the loads after the wait; with a prologue (the rows in shared memory)
-  // none up to 8 rows, 4-8 bytes at 16. So only there.
+  // none up to 4 rows, 136 bytes at 8 (BFloat, two columns of 16 lanes at
+  // once). So only there.
   if (s.gemvAlongK && s.gemvRows > (k.hasPrologue() ? kAlongKEarlyRowsWithPrologue
                                                      : kAlongKEarlyRows))
     s.gemvEarlyLoads = false;
@@ -459,20 +460,33 @@ bool gemvPrologueTerms(const Kernel &k) {
 
 namespace {
 /// The along-k layout's columns a lane group reads at once, at most (the
-/// launch's P.cols may be fewer): four for one or two rows of the small operand, two
-/// for four, one for more (their sums, columns x rows, stay in registers),
-/// and one for a batch, whose columns may lie in different products.
+/// launch's P.cols may be fewer): four for one or two rows of the small
+/// operand, two for up to eight, one for more (their sums, columns x rows,
+/// stay in registers), and one for a batch, whose columns may lie in
+/// different products.
 int32_t alongKColumnsAtOnce(int32_t rows, bool batched) {
   if (batched)
     return 1;
-  return rows <= 2 ? 4 : rows <= 4 ? 2 : 1;
+  return rows <= 2 ? 4 : rows <= 8 ? 2 : 1;
+}
+/// The along-k layout's lanes a column, at most (the launch's P.lanes is
+/// fewer where k is short): 16 for five to eight rows of an unbatched
+/// product, two columns a warp, else 32.
+///
+/// Why: the batch-8 LM head (8 x 768 x 50257) with one column of 32 lanes
+/// at a time took 119-148 us; with two columns at once of 16 lanes each,
+/// 73-82 (bench/kernel_times --variants, cg2_lanes16, H100, 2026-12-05).
+int32_t alongKLanes(int32_t rows, bool batched) {
+  return !batched && rows > 4 && rows <= 8 ? 16 : 32;
 }
 /// The along-k layout widens the rows of the small operand once into
-/// shared memory, in the accumulator, where they fit this (an unbatched
-/// product without a prologue; decided at run time from M and K, the
-/// launch giving the same answer): each lane then reads its elements there
-/// for every column it folds, where it read and widened them from global
-/// memory for every column.
+/// shared memory, in the accumulator, where there are two or more and
+/// they fit this (an unbatched product without a prologue; decided at run
+/// time from M and K, the launch giving the same answer): each lane then
+/// reads its elements there for every column it folds, where it read and
+/// widened them from global memory for every column. A single row is read
+/// from global memory (L1 keeps it): staged, the BFloat LM head took 30.9
+/// us, not 29.8 (kernel_times --variants x_global, H100, 2026-12-05).
 constexpr int64_t kAlongKStagedBytes = 24 * 1024;
 
 /// Whether small product `k` is a batch of products (batchRank's test, on
@@ -483,7 +497,7 @@ bool isBatchedProduct(const Kernel &k) {
 }
 
 bool alongKStaged(const Kernel &k, int64_t m, int64_t kk) {
-  return !k.hasPrologue() && !isBatchedProduct(k) &&
+  return !k.hasPrologue() && !isBatchedProduct(k) && m > 1 &&
          m * kk * int64_t(sizeOf(matmulAccumulator(k.opaqueDtype))) <= kAlongKStagedBytes;
 }
 
@@ -516,20 +530,25 @@ bool alongKStaged(const Kernel &k, int64_t m, int64_t kk) {
 /// one wave. Reading the operands from a parameter block in memory, as
 /// this kernel does, cost the probe only 0.4 us; kernel_times --variants
 /// with bench/probes/lm_head_variants.rb times the other differences.
-void emitAlongK(const KernelShape &s, DType acc, bool prologue, std::string &os) {
+void emitAlongK(const KernelShape &s, DType acc, bool prologue, std::string &out) {
   int32_t nb = batchRank(s);
   std::string a = cType(acc).str();
   auto cast = [&](size_t operand, const std::string &e) { return widenOperand(s, operand, acc, e); };
   int32_t v = gemvVector(s.operandDtypes[1]);
   int32_t cg = alongKColumnsAtOnce(s.gemvRows, nb > 0);
+  int32_t fullLanes = alongKLanes(s.gemvRows, nb > 0);
+  // The body, written once for lanes and cols as the generic lambda's
+  // arguments give them (see the end).
+  std::string os;
   // Early loads: kEarlyVectors vectors in all over the first columns, of
   // at most two of them (ptxas, sm_90: four BFloat vectors held across the
   // wait spilled 56 bytes a thread at 80 registers).
   int32_t eg = std::min(cg, 2), epc = std::max(1, kEarlyVectors / cg);
   std::string V = std::to_string(v), CG = std::to_string(cg);
   std::string vt = "cumo_vec<" + cType(s.operandDtypes[1]).str() + ", " + V + ">";
-  os += "  constexpr int CG = " + CG + ";\n";
-  os += "  const IX lanes = P.lanes, per_warp = 32 / lanes, cols = P.cols;\n";
+  os += "  constexpr int LANES = decltype(lanes_c)::value, COLS = decltype(cols_c)::value;\n";
+  os += "  const IX lanes = LANES ? LANES : P.lanes, per_warp = 32 / lanes;\n";
+  os += "  const IX cols = COLS ? COLS : P.cols;\n";
   os += "  const IX lane_col = lane / lanes, lane_k = lane & (lanes - 1);\n";
   os += "  const IX group = per_warp * cols;\n";
   // The warp's first column; the lane group's is lane_col * cols past it.
@@ -607,7 +626,7 @@ void emitAlongK(const KernelShape &s, DType acc, bool prologue, std::string &os)
       // 16-byte vectors where every row starts on one.
       os += "  extern __shared__ __align__(16) unsigned char cumo_smem[];\n";
       os += "  " + a + " *const xf = reinterpret_cast<" + a + " *>(cumo_smem);\n";
-      os += "  const bool staged = (long long)M * K * " + std::to_string(sizeOf(acc)) +
+      os += "  const bool staged = M > 1 && (long long)M * K * " + std::to_string(sizeOf(acc)) +
             " <= " + std::to_string(kAlongKStagedBytes) + "LL;\n";
       os += "  if (staged) {\n";
       os += "    const IX a_b = P.in0_off;\n";
@@ -717,7 +736,28 @@ void emitAlongK(const KernelShape &s, DType acc, bool prologue, std::string &os)
   os += "        if (r >= M) break;\n";
   os += "        const " + a + " total = acc[g][r];\n";
   os += emitWrite(s, acc, 8);
-  os += "      }\n    }\n  }\n}\n";
+  os += "      }\n    }\n  }\n";
+  // The launch's usual lanes and columns (k of 32 vectors or more, n of
+  // every SM's block) as constants: the strides, the columns' arithmetic
+  // and the butterfly then fold at compile time. The BFloat LM head took
+  // 29.1 us so, against 30.9 with them read from P (kernel_times
+  // --variants const_lanes, H100, 2026-12-05). Any other launch takes the
+  // same body with them read from P.
+  std::string FL = std::to_string(fullLanes);
+  out += "  constexpr int CG = " + CG + ";\n";
+  out += "  auto along_k = [&](auto lanes_c, auto cols_c) {\n";
+  for (size_t at = 0; at < os.size();) {
+    size_t end = os.find('\n', at);
+    end = end == std::string::npos ? os.size() : end + 1;
+    out += (os[at] == '\n' ? "" : "  ") + os.substr(at, end - at);
+    at = end;
+  }
+  out += "  };\n";
+  out += "  if (P.lanes == " + FL + " && P.cols == CG)\n";
+  out += "    along_k(cumo_k::fixed_int<" + FL + ">(), cumo_k::fixed_int<CG>());\n";
+  out += "  else\n";
+  out += "    along_k(cumo_k::fixed_int<0>(), cumo_k::fixed_int<0>());\n";
+  out += "}\n";
 }
 } // namespace
 
@@ -990,9 +1030,10 @@ LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model) {
                                  : rows);
   }
   if (alongK(k)) {
-    // As many lanes a column as k has vectors (or elements), up to 32.
+    // As many lanes a column as k has vectors (or elements), up to
+    // alongKLanes.
     int64_t perLane = gemvColumnsAligned(k) ? gemvVector(k.operands[1].dtype) : 1;
-    int64_t lanes = kWarpSize;
+    int64_t lanes = alongKLanes(gemvRowsOf(k), isBatchedProduct(k));
     while (lanes > 1 && lanes * perLane > e.k)
       lanes /= 2;
     c.tileLanes = uint32_t(lanes);

@@ -120,6 +120,10 @@ __device__ __forceinline__ void wait_for_prior_grids() {
 #endif
 }
 
+// A compile-time int passed as a value: a kernel that specializes its
+// common launch passes its constants to a generic lambda as these.
+template <int N> struct fixed_int { static constexpr int value = N; };
+
 // Row-major unravelling (x >= 0, d > 0): the quotient, and the remainder
 // in `rem`. Unsigned 32-bit division is several times cheaper than 64-bit,
 // so 64-bit indices take it too when both operands fit.

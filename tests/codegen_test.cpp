@@ -1174,9 +1174,10 @@ TEST_CASE("a small product narrows its tiles to its extents: (k, n) tiles before
   CHECK(alongOf(DType::BFloat, 64).tileLanes == 8);
   CHECK(alongOf(DType::BFloat, 64).grid == (1000 + 31) / 32);
   // The columns a lane group folds at once: up to 4 for one or two rows,
-  // 2 for four, 1 for more, and fewer where the blocks would not give
-  // every SM one; the grid at most one wave of 3 blocks an SM, the rows
-  // widened into shared memory.
+  // 2 for up to eight (of 16 lanes from five rows on), 1 for more, and
+  // fewer where the blocks would not give every SM one; the grid at most
+  // one wave of 3 blocks an SM, two rows or more widened into shared
+  // memory, a single one read where it lies.
   auto alongN = [](DType t, int64_t rows, int64_t n) {
     Plan p = smallProductPlan(t, rows, 768, n, true);
     REQUIRE(p.kernels.size() == 1);
@@ -1187,23 +1188,39 @@ TEST_CASE("a small product narrows its tiles to its extents: (k, n) tiles before
   CHECK(lmHead.tileLanes == 32);
   CHECK(lmHead.tileColumns == 4);
   CHECK(lmHead.grid == sms * 3);
-  CHECK(lmHead.sharedBytes == 768 * 4);
-  CHECK(alongN(DType::DFloat, 1, 50257).sharedBytes == 768 * 8);
+  CHECK(lmHead.sharedBytes == 0);
+  CHECK(alongN(DType::DFloat, 2, 50257).sharedBytes == 2 * 768 * 8);
   CHECK(alongN(DType::BFloat, 4, 50257).tileColumns == 2);
-  CHECK(alongN(DType::BFloat, 8, 50257).tileColumns == 1);
+  CHECK(alongN(DType::BFloat, 4, 50257).tileLanes == 32);
+  CHECK(alongN(DType::BFloat, 8, 50257).tileColumns == 2);
+  CHECK(alongN(DType::BFloat, 8, 50257).tileLanes == 16);
+  CHECK(alongN(DType::BFloat, 16, 50257).tileColumns == 1);
+  CHECK(alongN(DType::BFloat, 16, 50257).tileLanes == 32);
+  // The usual launch (these lanes and columns) as the kernel's constants;
+  // any other reads them from the parameters.
+  {
+    std::string src = generateCuda(smallProductPlan(DType::BFloat, 8, 768, 50257, true).kernels[0],
+                                   h200())
+                          .source;
+    CHECK(src.find("if (P.lanes == 16 && P.cols == CG)") != std::string::npos);
+    CHECK(src.find("along_k(cumo_k::fixed_int<0>(), cumo_k::fixed_int<0>())") !=
+          std::string::npos);
+  }
   // 2304 columns: 72 blocks at 4 columns, 144 at 2.
   CHECK(alongN(DType::BFloat, 1, 2304).tileColumns == 2);
   CHECK(alongN(DType::BFloat, 1, 2304).grid == 144);
   CHECK(alongN(DType::BFloat, 1, 768).tileColumns == 1);
-  // Early loads along k for up to two rows, or eight with a prologue: more
-  // rows' sums beside the early vectors spilled (ptxas, sm_90).
+  // Early loads along k for up to two rows, or four with a prologue: more
+  // rows' sums beside the early vectors spilled (ptxas, sm_90; eight rows
+  // of two columns and a layer_norm prologue, 136 bytes).
   auto loadsEarly = [](const Plan &p) {
     return generateCuda(p.kernels.back(), h200()).source.find("early[") != std::string::npos;
   };
   CHECK(loadsEarly(smallProductPlan(DType::BFloat, 2, 768, 1000, true)));
   CHECK(!loadsEarly(smallProductPlan(DType::BFloat, 3, 768, 1000, true)));
   CHECK(!loadsEarly(smallProductPlan(DType::SFloat, 8, 768, 1000, true)));
-  CHECK(loadsEarly(prologuePlan(DType::BFloat, {8, 256, 700, true}, OpKind::LayerNorm, false, false)));
+  CHECK(loadsEarly(prologuePlan(DType::BFloat, {4, 256, 700, true}, OpKind::LayerNorm, false, false)));
+  CHECK(!loadsEarly(prologuePlan(DType::BFloat, {8, 256, 700, true}, OpKind::LayerNorm, false, false)));
   CHECK(!loadsEarly(prologuePlan(DType::BFloat, {16, 256, 700, true}, OpKind::LayerNorm, false, false)));
   // A batch (an attention's keys) one column at a time, read in place.
   {
