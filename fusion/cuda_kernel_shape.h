@@ -174,10 +174,12 @@ struct KernelShape {
   bool flat = false;
   /// Row operations (cuda_row_codegen.cpp): the accumulator, a warp per
   /// row or a block, the group and the register cache of ops/row_layout.h,
-  /// and whether a group is one 16-byte load.
+  /// whether a group is one 16-byte load, and whether gamma's and beta's
+  /// group beside it is one too.
   DType rowAccumulator = DType::SFloat;
   bool rowWarp = false;
   bool rowVector = false;
+  bool rowParamsVector = false;
   int32_t rowGroup = 0;
   int32_t rowCachedGroups = 0;
   /// Rowwise kernels: threads per row (32: a warp; more: a block).

@@ -50,10 +50,6 @@ bool rowResultOfLastTerm(OpKind op);
 /// say (in the names emitRowEntry declares: n, G, L, lane, CACHED and the
 /// cache v, or load(j) when the row is not cached; eps).
 void emitRowPass(const KernelShape &s, const RowPass &p, std::string &os);
-/// Every pass of row op `op` (rowProgram), and the result's expression.
-/// The small products' prologue (fusion/prologue.h) folds its rows so too.
-std::string emitRowStats(const KernelShape &s, OpKind op, const std::string &gamma,
-                         const std::string &beta, std::string &os);
 /// The launch of `rows` rows laid out as `l`: eight rows a block of 256
 /// threads in the warp layout, else a block of l.lanes threads a row;
 /// rows past the grid's cap loop. (The row programs of
