@@ -173,9 +173,27 @@ Plan attention(DType t, int64_t heads, int64_t context, int64_t dim) {
   return planForRoots({out});
 }
 
+/// A row op alone over rows x cols (issue 5's bench/fused_ops.rb shapes):
+/// its kernel is timed over copies of x, as the products over their weight.
+Plan rowOp(DType t, OpKind op, int64_t rows, int64_t cols) {
+  Handle x = wrap(input(t, {rows, cols}, 15));
+  Handle g = wrap(input(t, {cols}, 16));
+  Handle b = wrap(input(t, {cols}, 17));
+  switch (op) {
+  case OpKind::LayerNorm:
+    return planForRoots({layerNormOp(*x, *g, *b, 1e-5)});
+  case OpKind::RmsNorm:
+    return planForRoots({rmsNormOp(*x, *g, 1e-5)});
+  default:
+    return planForRoots({softmaxOp(*x)});
+  }
+}
+
 struct Case {
   const char *name;
   std::function<Plan(DType)> plan;
+  /// Run only when --cases names it (not a decode step's kernel).
+  bool onlyNamed = false;
 };
 
 const Case kCases[] = {
@@ -194,6 +212,12 @@ const Case kCases[] = {
     // PyTorch's (bench/probes/gemv_lm_head.cu: 2-3x its best layout).
     {"lm_head_b8", [](DType t) { return normedProduct(t, 768, 50257, true, false, false, 8); }},
     {"plain_lm_head_b8", [](DType t) { return plainProduct(t, 768, 50257, true, false, 8); }},
+    // The row ops at issue 5's large shapes (not a decode's: --cases only).
+    {"layer_norm_32768x1024", [](DType t) { return rowOp(t, OpKind::LayerNorm, 32768, 1024); }, true},
+    {"rms_norm_32768x1024", [](DType t) { return rowOp(t, OpKind::RmsNorm, 32768, 1024); }, true},
+    {"softmax_32768x1024", [](DType t) { return rowOp(t, OpKind::Softmax, 32768, 1024); }, true},
+    {"layer_norm_4096x4096", [](DType t) { return rowOp(t, OpKind::LayerNorm, 4096, 4096); }, true},
+    {"softmax_4096x4096", [](DType t) { return rowOp(t, OpKind::Softmax, 4096, 4096); }, true},
 };
 
 DeviceModel deviceModel() {
@@ -476,7 +500,8 @@ int main(int argc, char **argv) {
   DeviceModel model = dryRun ? DeviceModel() : deviceModel();
   try {
     for (const Case &c : kCases) {
-      if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), c.name) == wanted.end())
+      bool named = std::find(wanted.begin(), wanted.end(), c.name) != wanted.end();
+      if (wanted.empty() ? c.onlyNamed : !named)
         continue;
       for (DType t : {DType::SFloat, DType::BFloat}) {
         Plan plan = c.plan(t);

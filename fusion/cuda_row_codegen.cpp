@@ -27,6 +27,8 @@ void emitCachedGroups(const std::string &body, std::string &os) {
 namespace {
 
 constexpr uint32_t kMaxRowBlock = 1024;
+/// The warp-a-row layout's blocks an SM at least (its launch bounds).
+constexpr uint32_t kRowWarpBlocksPerSm = 4;
 
 RowLayout layoutOf(const Kernel &k) {
   int64_t n = k.operandShapes[0].back();
@@ -149,8 +151,15 @@ void analyzeRow(const Kernel &k, KernelShape &s) {
 void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &os) {
   std::string t = cType(s.outDtype).str(), a = cType(s.rowAccumulator).str();
   int32_t rank = s.operandRanks[0];
-  uint32_t block = s.rowWarp ? kRowsBlock : kMaxRowBlock;
-  emitKernelOpening(std::to_string(block), entry, os);
+  // A warp a row: at least kRowWarpBlocksPerSm blocks an SM, so ptxas
+  // keeps a thread to 64 registers (it took 79 for the row ops of 1024
+  // elements, three blocks an SM). bench/kernel_times, H100, 2026-12-05,
+  // 32768 x 1024 BFloat: layer_norm 71.6 -> 67.7 us, rms_norm 65.7 ->
+  // 59.6, softmax 78.7 -> 71.1; SFloat unchanged (94-95 us).
+  std::string bounds = s.rowWarp ? std::to_string(kRowsBlock) + ", " +
+                                       std::to_string(kRowWarpBlocksPerSm)
+                                 : std::to_string(kMaxRowBlock);
+  emitKernelOpening(bounds, entry, os);
   os += "  constexpr int G = " + std::to_string(s.rowGroup) + ";\n";
   if (s.rowCachedGroups > 0)
     os += "  constexpr int CACHED = " + std::to_string(s.rowCachedGroups) + ";\n";
@@ -216,11 +225,13 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
     emitCachedGroups(body, os);
   }
   // A result of the last pass's term (softmax's exponential) keeps the
-  // term in the registers rather than computing it twice: the BFloat
-  // softmax of 32768 x 1024 took 85.1 us, 81.8 so (PyTorch's 64.0; H100,
-  // 2026-12-05).
+  // term in the registers rather than computing it twice, where a warp
+  // takes the row. bench/kernel_times, H100, 2026-12-05, softmax, kept
+  // against computed twice: 32768 x 1024 SFloat 95.1 and 101.8 us, BFloat
+  // 78.7 and 88.3; but a block a row, 4096 x 4096 SFloat 87.0 and 51.2
+  // (BFloat 40.3 and 45.6), a loss we have not explained.
   RowProgram program = rowProgram(s, s.opaqueOp, param(1), param(2));
-  bool terms = s.rowCachedGroups > 0 && !program.elementOfTerm.empty();
+  bool terms = s.rowWarp && s.rowCachedGroups > 0 && !program.elementOfTerm.empty();
   for (size_t i = 0; i < program.passes.size(); ++i) {
     emitFold(s, program.passes[i], terms && i + 1 == program.passes.size(), os);
     os += program.passes[i].finish;

@@ -1,0 +1,55 @@
+# bench/probes/row_variants.rb SRC_DIR OUT_DIR: hand edits of the generated
+# row-op kernels at issue 5's large shapes, for bench/kernel_times
+# --variants OUT_DIR to time beside the generated ones.
+#
+#   C=layer_norm_32768x1024,rms_norm_32768x1024,softmax_32768x1024,layer_norm_4096x4096,softmax_4096x4096
+#   kernel_times --dry-run --sources /tmp/src --cases $C
+#   ruby bench/probes/row_variants.rb /tmp/src /tmp/variants
+#   kernel_times --cases $C --variants /tmp/variants
+#
+# Why: the BFloat rows of 32768 x 1024 reached 58-71% of a copy's
+# bandwidth (H100, 2026-12-05). The first round of these variants found
+# that a warp-a-row kernel held to 64 registers (four blocks an SM) gains
+# 6-10% in BFloat, and that softmax's exponentials kept in the registers
+# gain in that layout but lose badly in SFloat's block-a-row 4096 x 4096
+# (87.0 against 51.2 us); the generator follows both. The variants now:
+#   - blocks3 (a warp a row): __launch_bounds__(256), the registers ptxas
+#     likes (79), three blocks an SM;
+#   - exp_twice (softmax, a warp a row): the exponential computed again
+#     for the result rather than kept in the registers;
+#   - grid_half: half the blocks, each warp or block taking two rows in
+#     turn.
+# An edit whose text is not found stops the script: the generator changed,
+# and the edits must follow it.
+require "fileutils"
+
+src_dir, out_dir = ARGV
+abort "usage: row_variants.rb SRC_DIR OUT_DIR" unless src_dir && out_dir
+FileUtils.mkdir_p(out_dir)
+
+def edit(text, from, to, file)
+  abort "#{file}: #{from.inspect} not found" unless text.include?(from)
+  text.sub(from, to)
+end
+
+written = 0
+Dir[File.join(src_dir, "{layer_norm,rms_norm,softmax}_*_0.cu")].sort.each do |path|
+  text = File.read(path)
+  stem = File.basename(path, ".cu")
+  variants = {}
+  warp = text.include?("__launch_bounds__(256, 4)")
+  variants["blocks3"] = edit(text, "__launch_bounds__(256, 4)", "__launch_bounds__(256)", path) if warp
+  if warp && stem.start_with?("softmax")
+    t = edit(text, "          v[k * G + e] = t;\n", "", path)
+    t = edit(t, "const float t = v[k * G + e];", "const float x = v[k * G + e];", path)
+    variants["exp_twice"] = t.sub(%r{\(t / total\)|t / total}) { |m| m.sub("t / total", "cumo_ops::m_exp(x - m) / total") }
+  end
+  grid = text[/^\/\/ kernel_times grid: (\d+)/, 1]
+  variants["grid_half"] = "// kernel_times grid: 2048\n#{text}" unless grid
+  variants.each do |label, body|
+    File.write(File.join(out_dir, "#{stem}.#{label}.cu"), body)
+    written += 1
+  end
+end
+abort "no row-op sources in #{src_dir}" if written.zero?
+puts "#{written} variants in #{out_dir}"
