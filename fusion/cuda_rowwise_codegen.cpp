@@ -110,7 +110,8 @@ std::string cacheName(uint32_t load) { return "rc" + std::to_string(load); }
 /// in it, j is the element's position, and the domain coordinates and
 /// the flat index `idx` are the element's. Over the cached groups when the
 /// row is held in registers (k, e index the cache), else strided.
-void emitRowLoop(const KernelShape &s, const std::string &body, std::string &os) {
+void emitRowLoop(const KernelShape &s, const std::string &body, std::string &os,
+                 const std::string &beforeGroup = "", const std::string &afterGroup = "") {
   std::string element = "        const I " + lastCoord(s) + " = j;\n" +
                         "        const I idx = row * n + j;\n";
   if (s.bases.size() > 1) {
@@ -121,15 +122,64 @@ void emitRowLoop(const KernelShape &s, const std::string &body, std::string &os)
   if (s.rowCachedGroups > 0) {
     os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
     os += "      const I g = lane + (I)k * L;\n      if (g * G >= n) break;\n";
+    os += beforeGroup;
     os += "      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n";
     os += "        const I j = g * G + (I)e;\n        if (j >= n) break;\n";
   } else {
     os += "    for (I g = lane; g * G < n; g += L) {\n";
+    os += beforeGroup;
     os += "      for (int e = 0; e < G; ++e) {\n";
     os += "        const I j = g * G + (I)e;\n        if (j >= n) break;\n";
   }
   os += element + body;
-  os += "      }\n    }\n";
+  os += "      }\n" + afterGroup + "    }\n";
+}
+
+/// Whether store `st` writes a group of G elements as one vector where its
+/// rows start on a group boundary: an element's own (not the row's, not in
+/// a box), contiguous over the domain.
+bool storesByVector(const StoreShape &st) {
+  return st.index.cls == AddressClass::Linear && st.index.basis == 0 && st.zeroAxes.empty();
+}
+
+/// The last pass: every store of the row. Where the rows of every
+/// contiguous store start on a group boundary (the row length and each
+/// offset a multiple of G), each such store writes a group at a time from
+/// a vector the group's elements fill; the others, and every store
+/// otherwise, an element at a time.
+///
+/// Why: quantize_symmetric's Int8 rows, written a byte a lane at a stride
+/// of a group, ran at 27-42% of a copy's bandwidth (H100, 2026-12-05), and
+/// a written-out row op stores each intermediate Ruby still holds so.
+void emitStorePass(const KernelShape &s, const std::string &values, std::string &os) {
+  std::string scalar = values, vector = values, aligned = "n % G == 0", before, after;
+  bool any = false;
+  for (size_t i = 0; i < s.stores.size(); ++i) {
+    emitStore(s, i, scalar, 8);
+    const StoreShape &st = s.stores[i];
+    if (!storesByVector(st)) {
+      emitStore(s, i, vector, 8);
+      continue;
+    }
+    any = true;
+    std::string name = "st" + std::to_string(i), sv = "sv" + std::to_string(i);
+    std::string vt = "cumo_vec<" + cType(st.dtype).str() + ", G>";
+    aligned += " && (I)P." + name + "_off % G == 0";
+    before += "      " + vt + " " + sv + ";\n";
+    vector += "        " + sv + ".e[e] = " + valueName(st.value) + ";\n";
+    after += std::string("      ") + (st.optional ? "if (P." + name + ") " : "") +
+             "*reinterpret_cast<" + vt + " *>(P." + name + " + ((I)P." + name +
+             "_off + row * n + g * G)) = " + sv + ";\n";
+  }
+  if (!any) {
+    emitRowLoop(s, scalar, os);
+    return;
+  }
+  os += "    if (" + aligned + ") {\n";
+  emitRowLoop(s, vector, os, before, after);
+  os += "    } else {\n";
+  emitRowLoop(s, scalar, os);
+  os += "    }\n";
 }
 
 /// Declares the varying values in `cone` (loads held in registers read
@@ -248,7 +298,8 @@ void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::strin
   ValuePlan p = planValues(s);
   bool cached = cachesLoads(s);
   int32_t rank = s.rank;
-  if (cached && cacheFillsByVector(s))
+  if ((cached && cacheFillsByVector(s)) ||
+      std::any_of(s.stores.begin(), s.stores.end(), storesByVector))
     os += vectorTypeDecl();
   os += "template <class I>\n__device__ __forceinline__ void cumo_loop(const CumoParams &P) {\n";
   os += "  constexpr int G = " + std::to_string(s.rowGroup) + ";\n";
@@ -292,10 +343,7 @@ void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::strin
   llvm::SmallVector<uint32_t, 4> stored;
   for (const StoreShape &st : s.stores)
     stored.push_back(st.value);
-  std::string body = coneValues(s, varyingCone(s, p, stored), cached);
-  for (size_t i = 0; i < s.stores.size(); ++i)
-    emitStore(s, i, body, 8);
-  emitRowLoop(s, body, os);
+  emitStorePass(s, coneValues(s, varyingCone(s, p, stored), cached), os);
   os += "  }\n}\n\n";
 
   uint32_t block = s.rowWarp ? kRowsBlock : uint32_t(s.rowLanes);
