@@ -29,6 +29,7 @@
 #include "ops/elementwise.h"
 #include "ops/layout.h"
 #include "ops/matmul.h"
+#include "ops/quantize.h"
 #include "ops/row_ops.h"
 #include "ops/shape_ops.h"
 
@@ -189,6 +190,13 @@ Plan rowOp(DType t, OpKind op, int64_t rows, int64_t cols) {
   }
 }
 
+/// quantize_symmetric over rows x cols: the Int8 rows and the scales.
+Plan quantize(DType t, int64_t rows, int64_t cols) {
+  Handle x = wrap(input(t, {rows, cols}, 18));
+  auto [q, scale] = quantizeSymmetricOp(*x);
+  return planForRoots({q, scale});
+}
+
 struct Case {
   const char *name;
   std::function<Plan(DType)> plan;
@@ -218,6 +226,8 @@ const Case kCases[] = {
     {"softmax_32768x1024", [](DType t) { return rowOp(t, OpKind::Softmax, 32768, 1024); }, true},
     {"layer_norm_4096x4096", [](DType t) { return rowOp(t, OpKind::LayerNorm, 4096, 4096); }, true},
     {"softmax_4096x4096", [](DType t) { return rowOp(t, OpKind::Softmax, 4096, 4096); }, true},
+    {"quantize_32768x1024", [](DType t) { return quantize(t, 32768, 1024); }, true},
+    {"quantize_4096x4096", [](DType t) { return quantize(t, 4096, 4096); }, true},
 };
 
 DeviceModel deviceModel() {

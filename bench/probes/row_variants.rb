@@ -2,7 +2,7 @@
 # row-op kernels at issue 5's large shapes, for bench/kernel_times
 # --variants OUT_DIR to time beside the generated ones.
 #
-#   C=layer_norm_32768x1024,rms_norm_32768x1024,softmax_32768x1024,layer_norm_4096x4096,softmax_4096x4096
+#   C=layer_norm_32768x1024,rms_norm_32768x1024,softmax_32768x1024,layer_norm_4096x4096,softmax_4096x4096,quantize_32768x1024,quantize_4096x4096
 #   kernel_times --dry-run --sources /tmp/src --cases $C
 #   ruby bench/probes/row_variants.rb /tmp/src /tmp/variants
 #   kernel_times --cases $C --variants /tmp/variants
@@ -18,7 +18,11 @@
 #   - exp_twice (softmax, a warp a row): the exponential computed again
 #     for the result rather than kept in the registers;
 #   - grid_half: half the blocks, each warp or block taking two rows in
-#     turn.
+#     turn;
+#   - element_stores (quantize_symmetric, a row program): its Int8 rows
+#     written an element at a time, without the vector path fb3bf7a added
+#     beside it, which took the kernel from 72 to 108 registers (ptxas,
+#     sm_90) and SFloat 4096 x 4096 from 72.1 to 85.6 us (H100, 2026-12-05).
 # An edit whose text is not found stops the script: the generator changed,
 # and the edits must follow it.
 require "fileutils"
@@ -33,7 +37,7 @@ def edit(text, from, to, file)
 end
 
 written = 0
-Dir[File.join(src_dir, "{layer_norm,rms_norm,softmax}_*_0.cu")].sort.each do |path|
+Dir[File.join(src_dir, "{layer_norm,rms_norm,softmax,quantize}_*_0.cu")].sort.each do |path|
   text = File.read(path)
   stem = File.basename(path, ".cu")
   variants = {}
@@ -43,6 +47,10 @@ Dir[File.join(src_dir, "{layer_norm,rms_norm,softmax}_*_0.cu")].sort.each do |pa
     t = edit(text, "          v[k * G + e] = t;\n", "", path)
     t = edit(t, "const float t = v[k * G + e];", "const float x = v[k * G + e];", path)
     variants["exp_twice"] = t.sub(%r{\(t / total\)|t / total}) { |m| m.sub("t / total", "cumo_ops::m_exp(x - m) / total") }
+  end
+  if stem.start_with?("quantize")
+    variants["element_stores"] = edit(text, "if (n % G == 0 && (I)P.st1_off % G == 0) {",
+                                      "if (false) {", path)
   end
   grid = text[/^\/\/ kernel_times grid: (\d+)/, 1]
   variants["grid_half"] = "// kernel_times grid: 2048\n#{text}" unless grid
