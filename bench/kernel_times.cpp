@@ -1,7 +1,10 @@
 // bench/kernel_times.cpp: our generated kernels of a GPT-2 decode step, each
 // timed alone on the GPU, so that a change to the code generator can be
 // judged kernel by kernel in seconds, without the ~4 us of events that
-// CUMO_PROFILE=kernels puts around every launch of a whole decode.
+// CUMO_PROFILE=kernels puts around every launch of a whole decode. Cases
+// run only when --cases names them time the row ops and quantize_symmetric
+// at issue 5's large shapes the same way (their "weight" is the rows x:
+// weight_gb_s counts its read alone, not the write).
 //
 // Each case builds the plan the engine builds for one of the step's ops
 // (the same fusion: a layer_norm prologue, a bias or residual epilogue),
