@@ -416,7 +416,7 @@ void describe(const char *name, DType t, const Plan &plan, const DeviceModel &mo
 
 /// A hand-edited variant of a generated kernel (--variants DIR): the file
 /// DIR/<case>_<dtype>_<kernel>.<label>.cu, edited from what --sources
-/// writes (bench/probes/lm_head_variants.rb writes some), so that a change
+/// writes (bench/probes/*_variants.rb write some), so that a change
 /// to the generator can be timed on the GPU before it is made. Its entry
 /// is the name its source declares __global__; a line
 /// `// kernel_times grid: N` launches it with N blocks (0: the plan's).

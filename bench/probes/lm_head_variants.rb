@@ -28,11 +28,10 @@
 #     before.
 # An edit whose text is not found stops the script: the generator changed,
 # and the edits must follow it.
-require "fileutils"
+require_relative "variant_files"
 
 src_dir, out_dir = ARGV
 abort "usage: lm_head_variants.rb SRC_DIR OUT_DIR" unless src_dir && out_dir
-FileUtils.mkdir_p(out_dir)
 
 FIXED_CALL = /  if \(P\.lanes == (\d+) && P\.cols == CG\)\n    along_k\(cumo_k::fixed_int<\d+>\(\), cumo_k::fixed_int<CG>\(\)\);\n  else\n/
 EDITS = {
@@ -49,15 +48,11 @@ def edit(text, names, file)
   names.reduce(text) do |t, name|
     rule = EDITS.fetch(name)
     from, to = rule.respond_to?(:call) ? rule.call(t) : rule
-    abort "#{file}: #{name}: #{from.inspect} not found" unless t.match?(from.is_a?(Regexp) ? from : Regexp.escape(from))
-    t.sub(from, to)
+    VariantFiles.edit(t, from, to, "#{file}: #{name}")
   end
 end
 
-written = 0
-Dir[File.join(src_dir, "{lm_head,plain_lm_head}_*_0.cu")].sort.each do |path|
-  text = File.read(path)
-  stem = File.basename(path, ".cu")
+VariantFiles.write_all(src_dir, out_dir, "{lm_head,plain_lm_head}_*_0.cu", "LM-head") do |text, stem, path|
   prologue = stem.start_with?("lm_head")
   rows8 = stem.include?("_b8_")
   early = text.include?(EDITS[:no_early][0])
@@ -69,10 +64,5 @@ Dir[File.join(src_dir, "{lm_head,plain_lm_head}_*_0.cu")].sort.each do |path|
   variants["no_early"] = edit(text, [:no_early], path) if early
   variants["x_global"] = edit(text, [:x_global], path) if rows8 && !prologue
   variants["lanes32"] = edit(text, [:lanes32], path) if rows8
-  variants.each do |label, body|
-    File.write(File.join(out_dir, "#{stem}.#{label}.cu"), body)
-    written += 1
-  end
+  variants
 end
-abort "no LM-head sources in #{src_dir}" if written.zero?
-puts "#{written} variants in #{out_dir}"

@@ -25,39 +25,26 @@
 #     sm_90) and SFloat 4096 x 4096 from 72.1 to 85.6 us (H100, 2026-12-05).
 # An edit whose text is not found stops the script: the generator changed,
 # and the edits must follow it.
-require "fileutils"
+require_relative "variant_files"
 
 src_dir, out_dir = ARGV
 abort "usage: row_variants.rb SRC_DIR OUT_DIR" unless src_dir && out_dir
-FileUtils.mkdir_p(out_dir)
 
-def edit(text, from, to, file)
-  abort "#{file}: #{from.inspect} not found" unless text.include?(from)
-  text.sub(from, to)
-end
-
-written = 0
-Dir[File.join(src_dir, "{layer_norm,rms_norm,softmax,quantize}_*_0.cu")].sort.each do |path|
-  text = File.read(path)
-  stem = File.basename(path, ".cu")
+GLOB = "{layer_norm,rms_norm,softmax,quantize}_*_0.cu"
+VariantFiles.write_all(src_dir, out_dir, GLOB, "row-op") do |text, stem, path|
+  edit = ->(t, from, to) { VariantFiles.edit(t, from, to, path) }
   variants = {}
   warp = text.include?("__launch_bounds__(256, 4)")
-  variants["blocks3"] = edit(text, "__launch_bounds__(256, 4)", "__launch_bounds__(256)", path) if warp
+  variants["blocks3"] = edit.(text, "__launch_bounds__(256, 4)", "__launch_bounds__(256)") if warp
   if warp && stem.start_with?("softmax")
-    t = edit(text, "          v[k * G + e] = t;\n", "", path)
-    t = edit(t, "const float t = v[k * G + e];", "const float x = v[k * G + e];", path)
-    variants["exp_twice"] = t.sub(%r{\(t / total\)|t / total}) { |m| m.sub("t / total", "cumo_ops::m_exp(x - m) / total") }
+    t = edit.(text, "          v[k * G + e] = t;\n", "")
+    t = edit.(t, "const float t = v[k * G + e];", "const float x = v[k * G + e];")
+    variants["exp_twice"] = edit.(t, "t / total", "cumo_ops::m_exp(x - m) / total")
   end
   if stem.start_with?("quantize")
-    variants["element_stores"] = edit(text, "if (n % G == 0 && (I)P.st1_off % G == 0) {",
-                                      "if (false) {", path)
+    variants["element_stores"] = edit.(text, "if (n % G == 0 && (I)P.st1_off % G == 0) {",
+                                       "if (false) {")
   end
-  grid = text[/^\/\/ kernel_times grid: (\d+)/, 1]
-  variants["grid_half"] = "// kernel_times grid: 2048\n#{text}" unless grid
-  variants.each do |label, body|
-    File.write(File.join(out_dir, "#{stem}.#{label}.cu"), body)
-    written += 1
-  end
+  variants["grid_half"] = "// kernel_times grid: 2048\n#{text}" unless text.match?(/^\/\/ kernel_times grid:/)
+  variants
 end
-abort "no row-op sources in #{src_dir}" if written.zero?
-puts "#{written} variants in #{out_dir}"
