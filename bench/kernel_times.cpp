@@ -200,6 +200,13 @@ Plan quantize(DType t, int64_t rows, int64_t cols) {
   return planForRoots({q, scale});
 }
 
+/// x.dup over rows x cols: the plain elementwise kernel, the fused bench's
+/// "copy" row, whose bandwidth the row ops are held against.
+Plan copy(DType t, int64_t rows, int64_t cols) {
+  Handle x = wrap(input(t, {rows, cols}, 19));
+  return planForRoots({copyOf(*x)});
+}
+
 struct Case {
   const char *name;
   std::function<Plan(DType)> plan;
@@ -231,6 +238,8 @@ const Case kCases[] = {
     {"softmax_4096x4096", [](DType t) { return rowOp(t, OpKind::Softmax, 4096, 4096); }, true},
     {"quantize_32768x1024", [](DType t) { return quantize(t, 32768, 1024); }, true},
     {"quantize_4096x4096", [](DType t) { return quantize(t, 4096, 4096); }, true},
+    {"copy_32768x1024", [](DType t) { return copy(t, 32768, 1024); }, true},
+    {"copy_4096x4096", [](DType t) { return copy(t, 4096, 4096); }, true},
 };
 
 DeviceModel deviceModel() {
@@ -419,11 +428,14 @@ void describe(const char *name, DType t, const Plan &plan, const DeviceModel &mo
 /// writes (bench/probes/*_variants.rb write some), so that a change
 /// to the generator can be timed on the GPU before it is made. Its entry
 /// is the name its source declares __global__; a line
-/// `// kernel_times grid: N` launches it with N blocks (0: the plan's).
+/// `// kernel_times grid: N` launches it with N blocks and
+/// `// kernel_times block: N` with N threads a block (0: the plan's), so a
+/// variant the generator wrote with another layout runs as it would.
 struct Variant {
   std::string label;
   KernelSource src;
   uint32_t grid = 0;
+  uint32_t block = 0;
 };
 
 std::vector<Variant> variantsOf(const char *name, DType t, size_t ki, const std::string &dir) {
@@ -440,6 +452,7 @@ std::vector<Variant> variantsOf(const char *name, DType t, size_t ki, const std:
   std::sort(files.begin(), files.end());
   static const std::regex entryRe(R"(__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\()");
   static const std::regex gridRe(R"(//\s*kernel_times grid:\s*(\d+))");
+  static const std::regex blockRe(R"(//\s*kernel_times block:\s*(\d+))");
   for (const auto &path : files) {
     std::ifstream in(path);
     std::stringstream text;
@@ -452,6 +465,8 @@ std::vector<Variant> variantsOf(const char *name, DType t, size_t ki, const std:
     v.src.entry = m[1];
     if (std::regex_search(v.src.source, m, gridRe))
       v.grid = uint32_t(std::stoul(m[1]));
+    if (std::regex_search(v.src.source, m, blockRe))
+      v.block = uint32_t(std::stoul(m[1]));
     std::string f = path.filename().string();
     v.label = f.substr(stem.size(), f.size() - stem.size() - 3);
     out.push_back(std::move(v));
@@ -470,6 +485,8 @@ void timeKernelAndVariants(const char *name, DType t, const Plan &plan, size_t k
     LaunchConfig l = launch;
     if (v.grid)
       l.grid = v.grid;
+    if (v.block)
+      l.block = v.block;
     timeKernel(name, t, plan, ki, model, v.src, l, v.label);
   }
 }

@@ -46,8 +46,8 @@ std::string convertExpr(DType from, DType to, const std::string &e) {
     return convertExpr(realTypeOf(from), to, "(" + e + ").re");
   if (isFloat(from) && !isFloat(to) && !isComplex(to))
     return "(" + t + ")cumo_ops::" +
-           (isSigned(to) ? "float_to_int" : "float_to_uint") + "((double)(" +
-           e + "))";
+           (isSigned(to) ? "float_to_int" : "float_to_uint") +
+           (from == DType::DFloat ? "((double)(" : "((float)(") + e + "))";
   return "(" + t + ")(" + e + ")";
 }
 
@@ -596,10 +596,11 @@ std::string entryName(const KernelShape &s, uint64_t key) {
   return std::string("cumo_") + kindTag(s.kind) + "_" + hex;
 }
 
-uint32_t gridFor(int64_t work, uint32_t perBlock, const DeviceModel &model) {
+uint32_t gridFor(int64_t work, uint32_t perBlock, const DeviceModel &model,
+                 uint32_t blocksPerSm = kMaxBlocksPerSm) {
   if (work <= 0)
     return 0;
-  int64_t cap = int64_t(std::max(model.smCount, 1)) * kMaxBlocksPerSm;
+  int64_t cap = int64_t(std::max(model.smCount, 1)) * blocksPerSm;
   int64_t blocks = (work + perBlock - 1) / perBlock;
   return uint32_t(std::min(blocks, cap));
 }
@@ -653,7 +654,8 @@ LaunchConfig cudagen::launchFor(const Kernel &k, ReduceStrategy strategy,
     return rowwiseLaunch(k, model);
   case Kernel::Kind::Elementwise:
   case Kernel::Kind::Scatter:
-    c.grid = gridFor(k.domainSize(), kBlockSize * kElementsPerThread, model);
+    c.grid = gridFor(k.domainSize(), kBlockSize * kElementsPerThread, model,
+                     k.reduces.empty() ? kMaxStreamingBlocksPerSm : kMaxBlocksPerSm);
     // A full reduction of nothing still writes its identity.
     if (!k.reduces.empty() && c.grid == 0)
       c.grid = 1;

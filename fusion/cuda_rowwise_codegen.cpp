@@ -110,8 +110,14 @@ std::string cacheName(uint32_t load) { return "rc" + std::to_string(load); }
 /// in it, j is the element's position, and the domain coordinates and
 /// the flat index `idx` are the element's. Over the cached groups when the
 /// row is held in registers (k, e index the cache), else strided.
+///
+/// `wholeGroups`: the caller has tested that the row length is a multiple
+/// of G, so a group that starts in the row ends in it and its elements need
+/// no test of their own.
 void emitRowLoop(const KernelShape &s, const std::string &body, std::string &os,
-                 const std::string &beforeGroup = "", const std::string &afterGroup = "") {
+                 const std::string &beforeGroup = "", const std::string &afterGroup = "",
+                 bool wholeGroups = false) {
+  std::string elementTest = wholeGroups ? "" : "        if (j >= n) break;\n";
   std::string element = "        const I " + lastCoord(s) + " = j;\n" +
                         "        const I idx = row * n + j;\n";
   if (s.bases.size() > 1) {
@@ -124,12 +130,12 @@ void emitRowLoop(const KernelShape &s, const std::string &body, std::string &os,
     os += "      const I g = lane + (I)k * L;\n      if (g * G >= n) break;\n";
     os += beforeGroup;
     os += "      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n";
-    os += "        const I j = g * G + (I)e;\n        if (j >= n) break;\n";
+    os += "        const I j = g * G + (I)e;\n" + elementTest;
   } else {
     os += "    for (I g = lane; g * G < n; g += L) {\n";
     os += beforeGroup;
     os += "      for (int e = 0; e < G; ++e) {\n";
-    os += "        const I j = g * G + (I)e;\n        if (j >= n) break;\n";
+    os += "        const I j = g * G + (I)e;\n" + elementTest;
   }
   os += element + body;
   os += "      }\n" + afterGroup + "    }\n";
@@ -142,6 +148,15 @@ bool storesByVector(const StoreShape &st) {
   return st.index.cls == AddressClass::Linear && st.index.basis == 0 && st.zeroAxes.empty();
 }
 
+/// Whether store `st` writes one element a row (the last axis among its
+/// zero axes) of a value the same along the row: the row's scale of
+/// quantize_symmetric, a kept-dims mean. It is written once, before the
+/// pass, by the row's first lane, rather than tested at every element.
+bool storesOncePerRow(const KernelShape &s, const ValuePlan &p, const StoreShape &st) {
+  return !p.varies[st.value] && st.index.basis == 0 &&
+         std::find(st.zeroAxes.begin(), st.zeroAxes.end(), s.rank - 1) != st.zeroAxes.end();
+}
+
 /// The last pass: every store of the row. Where the rows of every
 /// contiguous store start on a group boundary (the row length and each
 /// offset a multiple of G), each such store writes a group at a time from
@@ -151,12 +166,17 @@ bool storesByVector(const StoreShape &st) {
 /// Why: quantize_symmetric's Int8 rows, written a byte a lane at a stride
 /// of a group, ran at 27-42% of a copy's bandwidth (H100, 2026-12-05), and
 /// a written-out row op stores each intermediate Ruby still holds so.
-void emitStorePass(const KernelShape &s, const std::string &values, std::string &os) {
-  std::string scalar = values, vector = values, aligned = "n % G == 0", before, after;
+void emitStorePass(const KernelShape &s, const ValuePlan &p, const std::string &values,
+                   std::string &os) {
+  std::string scalar = values, vector = values, aligned = "n % G == 0", before, after, once;
   bool any = false;
   for (size_t i = 0; i < s.stores.size(); ++i) {
-    emitStore(s, i, scalar, 8);
     const StoreShape &st = s.stores[i];
+    if (storesOncePerRow(s, p, st)) {
+      emitStore(s, i, once, 6);
+      continue;
+    }
+    emitStore(s, i, scalar, 8);
     if (!storesByVector(st)) {
       emitStore(s, i, vector, 8);
       continue;
@@ -171,12 +191,14 @@ void emitStorePass(const KernelShape &s, const std::string &values, std::string 
              "*reinterpret_cast<" + vt + " *>(P." + name + " + ((I)P." + name +
              "_off + row * n + g * G)) = " + sv + ";\n";
   }
+  if (!once.empty())
+    os += "    if (lane == 0) {\n" + once + "    }\n";
   if (!any) {
     emitRowLoop(s, scalar, os);
     return;
   }
   os += "    if (" + aligned + ") {\n";
-  emitRowLoop(s, vector, os, before, after);
+  emitRowLoop(s, vector, os, before, after, /*wholeGroups=*/true);
   os += "    } else {\n";
   emitRowLoop(s, scalar, os);
   os += "    }\n";
@@ -343,7 +365,7 @@ void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::strin
   llvm::SmallVector<uint32_t, 4> stored;
   for (const StoreShape &st : s.stores)
     stored.push_back(st.value);
-  emitStorePass(s, coneValues(s, varyingCone(s, p, stored), cached), os);
+  emitStorePass(s, p, coneValues(s, varyingCone(s, p, stored), cached), os);
   os += "  }\n}\n\n";
 
   uint32_t block = s.rowWarp ? kRowsBlock : uint32_t(s.rowLanes);

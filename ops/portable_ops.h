@@ -389,15 +389,36 @@ CUMO_FLOAT_PREDICATES(double, 1.7976931348623157e+308, copysign)
 // quantize_symmetric's element: x / scale rounded with ties away from zero
 // (C's round, Ruby's Float#round), held to [-127, 127]; 0 where the row
 // has no usable scale (all zeros, or an infinity or a NaN in it).
-#define CUMO_QUANTIZE(T)                                                \
+//
+// The quotient is first taken as x times 1 / scale (the same for the row,
+// so computed once where the calls are inlined): a GPU's IEEE division is
+// about ten instructions and a slow-path test, and it held SFloat 4096 x
+// 4096 to 45.4 us against 36.7 without it (H100, 2026-12-05). The product
+// r = fl(x * fl(1 / scale)), two roundings, is within a relative 2^-23 (for
+// float; 2^-52 for double) of the exact quotient Q, and the correctly
+// rounded quotient fl(Q) within 2^-24, so for |r| < 128 the two differ by
+// less than 128 * 1.5 * 2^-23 < 2^-15 (2^-44 for double). round() steps
+// only at half-integers: unless one lies within
+// NEAR = 2^-14 (2^-43) of r, r and fl(Q) round alike. Near one, where the
+// reciprocal is subnormal (its relative error grows) or not finite, and
+// where r is out of range or NaN, the division itself decides. Every
+// answer is round(x / scale)'s.
+#define CUMO_QUANTIZE(T, NEAR, SMALLEST_NORMAL)                                \
   CUMO_HD T quantize_symmetric_element(T x, T scale) {                         \
     if (!(scale > (T)0) || !m_isfinite(scale))                                 \
       return (T)0;                                                             \
-    T q = m_round(x / scale);                                                    \
-    return q > (T)127 ? (T)127 : (q < (T)-127 ? (T)-127 : q); /* kQuantizeLevels */                  \
+    T inverse = (T)1 / scale;                                                  \
+    T q = x * inverse;                                                         \
+    T a = q < (T)0 ? -q : q;                                                   \
+    T frac = a - m_trunc(a);                                                   \
+    if (!(a < (T)128) || !(inverse >= (SMALLEST_NORMAL)) ||                    \
+        (frac > (T)0.5 - (NEAR) && frac < (T)0.5 + (NEAR)))                    \
+      q = x / scale;                                                           \
+    q = m_round(q);                                                            \
+    return q > (T)127 ? (T)127 : (q < (T)-127 ? (T)-127 : q); /* kQuantizeLevels */ \
   }
-CUMO_QUANTIZE(float)
-CUMO_QUANTIZE(double)
+CUMO_QUANTIZE(float, 6.103515625e-05f, 1.17549435e-38f)
+CUMO_QUANTIZE(double, 1.1368683772161603e-13, 2.2250738585072014e-308)
 #undef CUMO_QUANTIZE
 
 // The largest |v| folded, NaN once one was seen (identity 0). It also
@@ -455,6 +476,21 @@ CUMO_HD unsigned long long float_to_uint(double v) {
   if (v >= 1.8446744073709552e19) return 0xffffffffffffffffULL;
   if (v >= 9.2233720368547758e18) return (unsigned long long)v;
   return (unsigned long long)float_to_int(v);
+}
+// The same conversions from a single-precision float: within 32 bits, the
+// common case, in single precision alone (a GPU runs 64-bit float work at a
+// fraction of the rate: quantize_symmetric's Int8 cast took three double
+// comparisons and two double conversions an element). Outside, and for
+// NaN, the double's path, which float widens to exactly.
+CUMO_HD long long float_to_int(float v) {
+  if (v >= -2147483648.f && v < 2147483648.f)
+    return (int)v;
+  return float_to_int((double)v);
+}
+CUMO_HD unsigned long long float_to_uint(float v) {
+  if (v >= -2147483648.f && v < 2147483648.f)
+    return (unsigned long long)(long long)(int)v;
+  return float_to_uint((double)v);
 }
 
 // Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2,

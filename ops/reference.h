@@ -143,9 +143,9 @@ template <class To, class From> inline To convert(From v) {
     return convert<To>(float(v));
   else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
     if constexpr (std::is_unsigned_v<To>)
-      return To(cumo_ops::float_to_uint(double(v)));
+      return To(cumo_ops::float_to_uint(v));
     else
-      return To(cumo_ops::float_to_int(double(v)));
+      return To(cumo_ops::float_to_int(v));
   } else
     return To(v);
 }

@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -159,6 +160,31 @@ TEST_CASE("Scalar::as and ref::convert round the narrow types and fill complex")
   CHECK(ref::convert<dcomplex>(half(0.5)).re == 0.5);
   CHECK(ref::convert<scomplex>(dcomplex(0.1, 0.2)).im == 0.2f);
   CHECK(ref::convert<double>(dcomplex(0.1, 0.2)) == 0.1); // real part
+}
+
+TEST_CASE("float_to_int and float_to_uint from a float agree with the double path") {
+  // The float overloads take a single-precision path inside 32 bits and
+  // the double's outside; both must give what the double path gives, at
+  // the boundaries (2^31, 2^32, 2^63, 2^64, either sign), NaN and the
+  // infinities, and over a sweep of bit patterns.
+  auto same = [](float v) {
+    CHECK_MESSAGE(cumo_ops::float_to_int(v) == cumo_ops::float_to_int(double(v)), v);
+    CHECK_MESSAGE(cumo_ops::float_to_uint(v) == cumo_ops::float_to_uint(double(v)), v);
+  };
+  for (float base : {0.f, 1.f, 127.f, 128.f, 2147483648.f, 4294967296.f, 9223372036854775808.f,
+                     18446744073709551616.f, std::numeric_limits<float>::max()})
+    for (float at : {base, std::nextafter(base, 0.f), std::nextafter(base, float(kInf))})
+      for (float v : {at, -at})
+        same(v);
+  for (float v : {float(kInf), float(-kInf), std::nanf(""), -0.f, 0.5f, -0.5f, -127.9f, 126.99f})
+    same(v);
+  for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 65521)
+    same(std::bit_cast<float>(uint32_t(bits)));
+  CHECK(cumo_ops::float_to_int(-2147483648.f) == -2147483648LL);
+  CHECK(cumo_ops::float_to_int(3.0e9f) == 3000000000LL);
+  CHECK(int8_t(cumo_ops::float_to_int(-127.9f)) == -127);
+  CHECK(cumo_ops::float_to_int(std::nanf("")) == 0);
+  CHECK(cumo_ops::float_to_uint(-1.f) == 0xffffffffffffffffULL);
 }
 
 TEST_CASE("promotion of the new classes") {

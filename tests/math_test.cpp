@@ -14,6 +14,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <random>
 
 using namespace cumo;
 using namespace cumo::test;
@@ -182,6 +183,74 @@ TEST_CASE("element functions at the edges") {
   CHECK(m_sinc(0.0f) == 1.0f);
   CHECK(m_modf(-kInf) == 0.0);
   CHECK(std::signbit(m_modf(-kInf)));
+}
+
+namespace {
+
+/// quantize_symmetric's element as the spec states it: the quotient
+/// rounded ties away from zero, held to [-127, 127], 0 without a scale.
+template <class T> T quantizeByDivision(T x, T scale) {
+  if (!(scale > T(0)) || !std::isfinite(scale))
+    return T(0);
+  T q = std::round(x / scale); // NaN stays NaN (a NaN x; a row's scale is then NaN too)
+  return q > T(127) ? T(127) : (q < T(-127) ? T(-127) : q);
+}
+
+/// quantize_symmetric_element against quantizeByDivision over rows of
+/// random values and over the values around every tie of the row's scale
+/// (the quotients k + 0.5 and their neighbours), at scales from subnormal
+/// to near the largest finite.
+template <class T> void checkQuantizeAgainstDivision() {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::uniform_int_distribution<int> exponent(std::numeric_limits<T>::min_exponent - 20,
+                                              std::numeric_limits<T>::max_exponent - 9);
+  size_t checked = 0, mismatched = 0;
+  auto check = [&](T x, T scale) {
+    ++checked;
+    T fast = cumo_ops::quantize_symmetric_element(x, scale);
+    T exact = quantizeByDivision(x, scale);
+    if (!(fast == exact) && !(std::isnan(fast) && std::isnan(exact))) {
+      if (++mismatched <= 5)
+        FAIL_CHECK("x " << x << " scale " << scale << ": " << fast << " != " << exact);
+    }
+  };
+  for (int row = 0; row < 4000; ++row) {
+    T absmax = T(std::ldexp(0.5 + 0.5 * std::abs(unit(rng)), exponent(rng)));
+    T scale = absmax / T(127);
+    for (int i = 0; i < 64; ++i)
+      check(T(unit(rng)) * absmax, scale);
+    for (int k = -128; k < 128; ++k) {
+      T tie = T((k + 0.5) * double(scale));
+      for (T x : {tie, std::nextafter(tie, T(0)), std::nextafter(tie, T(1e30)),
+                  std::nextafter(tie, T(-1e30))})
+        check(x, scale);
+    }
+  }
+  // Scales that are exact powers of two make exact ties.
+  for (int e = -20; e < 20; ++e) {
+    T scale = T(std::ldexp(1.0, e));
+    for (int k = -130; k < 130; ++k)
+      check(T((k + 0.5) * double(scale)), scale);
+  }
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  for (T scale : {T(0), -T(1), inf, nan, std::numeric_limits<T>::denorm_min(),
+                  std::numeric_limits<T>::max()})
+    for (T x : {T(0), T(1), -T(3.5), inf, nan, std::numeric_limits<T>::max()})
+      check(x, scale);
+  CHECK(mismatched == 0);
+  CHECK(checked > 1000000);
+}
+
+} // namespace
+
+TEST_CASE("quantize_symmetric_element answers round(x / scale) held to 127 at every tie") {
+  checkQuantizeAgainstDivision<float>();
+  checkQuantizeAgainstDivision<double>();
+  // The spec's ties: away from zero.
+  CHECK(cumo_ops::quantize_symmetric_element(2.5f, 1.0f) == 3.0f);
+  CHECK(cumo_ops::quantize_symmetric_element(-2.5, 1.0) == -3.0);
+  CHECK(cumo_ops::quantize_symmetric_element(300.0f, 1.0f) == 127.0f);
 }
 
 TEST_CASE("the element function table covers every elementwise op") {
