@@ -390,35 +390,19 @@ CUMO_FLOAT_PREDICATES(double, 1.7976931348623157e+308, copysign)
 // (C's round, Ruby's Float#round), held to [-127, 127]; 0 where the row
 // has no usable scale (all zeros, or an infinity or a NaN in it).
 //
-// The quotient is first taken as x times 1 / scale (the same for the row,
-// so computed once where the calls are inlined): a GPU's IEEE division is
-// about ten instructions and a slow-path test, and it held SFloat 4096 x
-// 4096 to 45.4 us against 36.7 without it (H100, 2026-12-05). The product
-// r = fl(x * fl(1 / scale)), two roundings, is within a relative 2^-23 (for
-// float; 2^-52 for double) of the exact quotient Q, and the correctly
-// rounded quotient fl(Q) within 2^-24, so for |r| < 128 the two differ by
-// less than 128 * 1.5 * 2^-23 < 2^-15 (2^-44 for double). round() steps
-// only at half-integers: unless one lies within
-// NEAR = 2^-14 (2^-43) of r, r and fl(Q) round alike. Near one, where the
-// reciprocal is subnormal (its relative error grows) or not finite, and
-// where r is out of range or NaN, the division itself decides. Every
-// answer is round(x / scale)'s.
-#define CUMO_QUANTIZE(T, NEAR, SMALLEST_NORMAL)                                \
+// The division stays. x times the row's reciprocal, with the division
+// taken only within 2^-14 of a half-integer (where the two could round
+// apart), was slower on an H100 (SFloat 4096 x 4096: 46.7 us against 45.4;
+// 32768 x 1024: 90.6 against 83.1, 2026-12-05): the compiler computes both.
+#define CUMO_QUANTIZE(T)                                                       \
   CUMO_HD T quantize_symmetric_element(T x, T scale) {                         \
     if (!(scale > (T)0) || !m_isfinite(scale))                                 \
       return (T)0;                                                             \
-    T inverse = (T)1 / scale;                                                  \
-    T q = x * inverse;                                                         \
-    T a = q < (T)0 ? -q : q;                                                   \
-    T frac = a - m_trunc(a);                                                   \
-    if (!(a < (T)128) || !(inverse >= (SMALLEST_NORMAL)) ||                    \
-        (frac > (T)0.5 - (NEAR) && frac < (T)0.5 + (NEAR)))                    \
-      q = x / scale;                                                           \
-    q = m_round(q);                                                            \
+    T q = m_round(x / scale);                                                  \
     return q > (T)127 ? (T)127 : (q < (T)-127 ? (T)-127 : q); /* kQuantizeLevels */ \
   }
-CUMO_QUANTIZE(float, 6.103515625e-05f, 1.17549435e-38f)
-CUMO_QUANTIZE(double, 1.1368683772161603e-13, 2.2250738585072014e-308)
+CUMO_QUANTIZE(float)
+CUMO_QUANTIZE(double)
 #undef CUMO_QUANTIZE
 
 // The largest |v| folded, NaN once one was seen (identity 0). It also
@@ -464,33 +448,72 @@ CUMO_REDUCE_MINMAX(double)
 // and values past int64's range saturate at its ends before narrowing
 // (C leaves all three undefined).
 CUMO_HD long long float_to_int(double v) {
+#if defined(__CUDA_ARCH__)
+  // Two instructions on the device: see float_to_int(float) below.
+  long long r;
+  asm("cvt.rzi.s64.f64 %0, %1;" : "=l"(r) : "d"(v));
+  return v != v ? 0 : r;
+#else
   if (v != v) return 0;
   if (v >= 9.2233720368547758e18) return (long long)0x7fffffffffffffffLL;
   if (v <= -9.2233720368547758e18) return (long long)(-0x7fffffffffffffffLL - 1);
   return (long long)v;
+#endif
 }
 CUMO_HD unsigned long long float_to_uint(double v) {
   // Unsigned targets take negative values through int64 and wrap, as
   // Numo's conversion does; values past int64 saturate there too.
+#if defined(__CUDA_ARCH__)
+  unsigned long long r;
+  if (v >= 9.2233720368547758e18)
+    asm("cvt.rzi.u64.f64 %0, %1;" : "=l"(r) : "d"(v));
+  else
+    r = (unsigned long long)float_to_int(v);
+  return r;
+#else
   if (v != v) return 0;
   if (v >= 1.8446744073709552e19) return 0xffffffffffffffffULL;
   if (v >= 9.2233720368547758e18) return (unsigned long long)v;
   return (unsigned long long)float_to_int(v);
+#endif
 }
-// The same conversions from a single-precision float: within 32 bits, the
-// common case, in single precision alone (a GPU runs 64-bit float work at a
-// fraction of the rate: quantize_symmetric's Int8 cast took three double
-// comparisons and two double conversions an element). Outside, and for
-// NaN, the double's path, which float widens to exactly.
+// The same conversions from a single-precision float: on the host within
+// 32 bits in single precision and outside through the double's path (float
+// widens to it exactly).
 CUMO_HD long long float_to_int(float v) {
+#if defined(__CUDA_ARCH__)
+  // cvt.rzi.s64.f32 truncates and clamps to int64's range (PTX ISA, cvt:
+  // float-to-integer conversions saturate by default); NaN it turns into
+  // int64's smallest value (H100, tests/codegen_test.cpp's "float to
+  // integer casts at the edges"), so it is tested apart. The double path's
+  // three double comparisons and two conversions an element held
+  // quantize_symmetric's Int8 cast to 80 registers, where a plain (int)
+  // took 48 (ptxas sm_90), and its kernel to 45.4 us at SFloat 4096 x 4096
+  // against 42.0 (H100, 2026-12-05).
+  long long r;
+  asm("cvt.rzi.s64.f32 %0, %1;" : "=l"(r) : "f"(v));
+  return v != v ? 0 : r;
+#else
   if (v >= -2147483648.f && v < 2147483648.f)
     return (int)v;
   return float_to_int((double)v);
+#endif
 }
 CUMO_HD unsigned long long float_to_uint(float v) {
+#if defined(__CUDA_ARCH__)
+  // Past int64's range the unsigned conversion (clamped at 2^64 - 1);
+  // below, the signed one, wrapped as the host path wraps it.
+  unsigned long long r;
+  if (v >= 9.2233720368547758e18f)
+    asm("cvt.rzi.u64.f32 %0, %1;" : "=l"(r) : "f"(v));
+  else
+    r = (unsigned long long)float_to_int(v);
+  return r;
+#else
   if (v >= -2147483648.f && v < 2147483648.f)
     return (unsigned long long)(long long)(int)v;
   return float_to_uint((double)v);
+#endif
 }
 
 // Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2,

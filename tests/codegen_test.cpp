@@ -676,6 +676,35 @@ Plan axisPlan(DType t, Shape shape, OpKind op, int64_t axis, bool keepdims) {
   return planForRoots({reduceOp(op, *a, {axis}, keepdims)});
 }
 
+/// A float class's values at the edges of every integer class (NaN, the
+/// infinities, the powers of two that bound int32, int64 and uint64, and
+/// their neighbours), each cast to every integer class: the device's
+/// conversions against the host's (cumo_ops::float_to_int, float_to_uint).
+Plan floatToIntegerPlan(DType t) {
+  static const double kEdges[] = {
+      std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+      0.0, 0.5, 0.999, 127.9, 128.0, 255.5, 256.0, 32767.5, 65535.9, 2147483520.0,
+      2147483648.0, 2147483904.0, 3.0e9, 4294967296.0, 1.0e18, 9.2233720368547758e18,
+      9.3e18, 1.8446744073709552e19, 3.0e19, 1.0e30, 3.4e38, 1.0e300};
+  size_t n = 2 * std::size(kEdges);
+  Handle x = wrap(input(t, {int64_t(n)}, 41, [&](void *bytes) {
+    dispatchDType(t, [&]<DType D, class T>() {
+      if constexpr (std::is_floating_point_v<T> || kIsNarrowFloatC<T>) {
+        T *p = static_cast<T *>(bytes);
+        for (size_t i = 0; i < std::size(kEdges); ++i) {
+          p[2 * i] = T(kEdges[i]);
+          p[2 * i + 1] = T(-kEdges[i]);
+        }
+      }
+    });
+  }));
+  std::vector<NodeRef> roots;
+  for (DType to : {DType::Int8, DType::Int16, DType::Int32, DType::Int64, DType::UInt8,
+                   DType::UInt16, DType::UInt32, DType::UInt64})
+    roots.push_back(castTo(*x, to));
+  return planForRoots(roots);
+}
+
 /// Every op a dtype admits, with casts to every dtype, in one kernel.
 Plan dtypePlan(DType t, int64_t rows = 4, int64_t cols = 6) {
   Handle a = wrap(input(t, {rows, cols}, 7));
@@ -2084,6 +2113,12 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
         compareWithCpu(linearPlan(DType(t), 37, 129, offset), mathTolerance(DType(t)));
         compareWithCpu(linearPlan(DType(t), 300, 1001, offset), mathTolerance(DType(t)));
       }
+    }
+  }
+  SUBCASE("float to integer casts at the edges") {
+    for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat}) {
+      CAPTURE(nameOf(t));
+      compareWithCpu(floatToIntegerPlan(t), 0);
     }
   }
   SUBCASE("dtypes") {

@@ -67,6 +67,9 @@ struct CachedPlan {
   /// kernels, and each kernel's row of the table.
   std::vector<cudaEvent_t> kernelEvents;
   std::vector<LaunchProfiler::KernelRecord *> kernelRecords;
+  /// CUMO_PROFILE=1: the graph's first and last nodes, event records
+  /// whose events each replay sets (LaunchProfiler::beginInGraph).
+  cudaGraphNode_t profileStart = nullptr, profileEnd = nullptr;
 
   ~CachedPlan() {
     if (exec)
@@ -247,6 +250,14 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
           profiler_.record(cp.kernels[i] ? cp.kernels[i]->entry : "cublas_matmul", ops));
     }
   }
+  // The replay's own bracket (CUMO_PROFILE=1): placeholder events until
+  // each launch sets a pair.
+  bool bracket = Profile::enabled() && !timeKernels;
+  cudaEvent_t placeholder = bracket ? profiler_.placeholderEvent() : nullptr;
+  if (bracket) {
+    addEvent(placeholder);
+    cp.profileStart = last;
+  }
   size_t earlyEdges = 0;
   for (size_t i = 0; i < cp.kernels.size(); ++i) {
     if (timeKernels)
@@ -282,6 +293,10 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
   }
   if (timeKernels)
     addEvent(cp.kernelEvents.back());
+  if (bracket) {
+    addEvent(placeholder);
+    cp.profileEnd = last;
+  }
   ++Stats::get().graphs_built;
   if (!plan.dumpStem.empty()) {
     // CUMO_DUMP_GRAPH: the graph as CUDA sees it; a failure only loses the file.
@@ -402,8 +417,16 @@ void CudaExecutor::upload(CachedPlan &cp, const llvm::SmallVectorImpl<char> &blo
 void CudaExecutor::launch(CachedPlan &cp) {
   cudaStream_t stream = device_->stream();
   bool profiling = Profile::enabled();
-  if (profiling)
+  bool inGraph = profiling && !cp.eager && cp.profileStart;
+  if (inGraph) {
+    LaunchProfiler::Pair pair = profiler_.beginInGraph();
+    cudaCheck(cudaGraphExecEventRecordNodeSetEvent(cp.exec, cp.profileStart, pair.start),
+              "cudaGraphExecEventRecordNodeSetEvent");
+    cudaCheck(cudaGraphExecEventRecordNodeSetEvent(cp.exec, cp.profileEnd, pair.end),
+              "cudaGraphExecEventRecordNodeSetEvent");
+  } else if (profiling) {
     profiler_.begin(stream);
+  }
   if (!cp.eager) {
     cudaCheck(cudaGraphLaunch(cp.exec, stream), "cudaGraphLaunch");
     ++Stats::get().graph_replays;
@@ -423,7 +446,8 @@ void CudaExecutor::launch(CachedPlan &cp) {
   }
   Stats::get().kernels_launched += cp.kernels.size();
   if (profiling) {
-    profiler_.end(stream);
+    if (!inGraph)
+      profiler_.end(stream);
     if (!cp.eager && !cp.kernelEvents.empty())
       profiler_.addKernelTimes(cp.kernelEvents, cp.kernelRecords);
   }

@@ -26,6 +26,12 @@ cudaEvent_t LaunchProfiler::newEvent() {
   return e;
 }
 
+cudaEvent_t LaunchProfiler::placeholderEvent() {
+  if (!placeholder_)
+    placeholder_ = newEvent();
+  return placeholder_;
+}
+
 LaunchProfiler::Pair LaunchProfiler::takePair() {
   if (!free_.empty()) {
     Pair p = free_.back();
@@ -39,6 +45,12 @@ void LaunchProfiler::begin(cudaStream_t stream) {
   harvest();
   pending_.push_back(takePair());
   cudaCheck(cudaEventRecord(pending_.back().start, stream), "cudaEventRecord");
+}
+
+LaunchProfiler::Pair LaunchProfiler::beginInGraph() {
+  harvest();
+  pending_.push_back(takePair());
+  return pending_.back();
 }
 
 void LaunchProfiler::end(cudaStream_t stream) {

@@ -1,6 +1,11 @@
 // CUMO_PROFILE's device side. Each plan replay is bracketed by two CUDA
-// events on the stream, and their elapsed time is added to
-// Profile::deviceNs once they complete, so a benchmark can set the device
+// events, recorded by the graph itself (event nodes before and after its
+// work) or, for plans run kernel by kernel and with CUMO_PROFILE=kernels,
+// on the stream. A stream's event before a replay on an idle stream (after
+// a read) is recorded at once, and the time the host then takes to submit
+// the graph counted as the device's: 5-9 us a replay on an H100's host
+// (bench/probes/launch_overhead.cu, 2026-12-05). Their elapsed time is
+// added to Profile::deviceNs once they complete, so a benchmark can set the device
 // time per iteration against the host time. With CUMO_PROFILE=kernels the
 // graphs also carry an event node between consecutive kernels; after each
 // replay the profiler waits for it and adds each kernel's time to a table
@@ -28,6 +33,13 @@ public:
   /// Brackets one launch on `stream`: begin before it, end after.
   void begin(cudaStream_t stream);
   void end(cudaStream_t stream);
+  /// The pair for a graph that records its own first and last events
+  /// (event nodes around its work): taken as begin takes one, recorded by
+  /// the graph's replay rather than by the stream.
+  struct Pair {
+    cudaEvent_t start = nullptr, end = nullptr;
+  };
+  Pair beginInGraph();
   /// Adds the launches that have completed (all after a synchronize).
   void harvest();
 
@@ -39,18 +51,19 @@ public:
                       const std::vector<KernelRecord *> &records);
   /// A timing event (for a graph's event nodes), owned by the profiler.
   cudaEvent_t newEvent();
+  /// The event a graph's bracketing nodes are built with, before each
+  /// replay sets its own pair; never read.
+  cudaEvent_t placeholderEvent();
   /// The kernel table, to stderr (at exit, once a kernel was recorded).
   void printTable() const;
 
 private:
-  struct Pair {
-    cudaEvent_t start = nullptr, end = nullptr;
-  };
   Pair takePair();
 
   std::deque<Pair> pending_;
   std::vector<Pair> free_;
   std::vector<cudaEvent_t> owned_;
+  cudaEvent_t placeholder_ = nullptr;
   std::map<std::string, KernelRecord> kernels_;
 };
 

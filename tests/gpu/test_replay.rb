@@ -137,4 +137,33 @@ class TestReplay < Minitest::Test
       assert_operator early_count.to_i, :>, 0, "a graph of dependent kernels starts some early"
     end
   end
+
+  # CUMO_PROFILE=1's device time: each replay is bracketed by the graph's
+  # own first and last event nodes, so a replay on an idle stream (after a
+  # read) counts the kernels' time, not the host's time to submit them.
+  # A 64 MB copy read back 20 times: device time a replay below the wall
+  # time and near what 128 MB of traffic takes at any HBM bandwidth.
+  def test_profiled_device_time_counts_the_replay_alone
+    script = <<~RUBY
+      require "cumo/narray"
+      x = Cumo::SFloat.new(4096, 4096).seq(0, 1e-6)
+      3.times { y = x.dup; Float(y[0]) }
+      Cumo.reset_stats
+      t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      20.times { y = x.dup; Float(y[-1]) }
+      wall = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
+      s = Cumo.stats
+      puts [s[:device_ns], s[:graph_replays], (wall * 1e9).round].join(" ")
+    RUBY
+    out, err, status = Open3.capture3({ "CUMO_PROFILE" => "1" }, RbConfig.ruby, "-e", script)
+    assert status.success?, err
+    device_ns, replays, wall_ns = out.split.map(&:to_i)
+    assert_operator replays, :>=, 20, out
+    per_replay_us = device_ns / 1e3 / replays
+    assert_operator device_ns, :<, wall_ns, out
+    # 128 MB at 1 to 10 TB/s: 13 to 134 us (a read of one element adds a
+    # small replay of its own).
+    assert_operator per_replay_us, :>, 5.0, out
+    assert_operator per_replay_us, :<, 200.0, out
+  end
 end
