@@ -8,10 +8,13 @@
 #                          [--dtypes SFloat,BFloat] [--iterations 50] [--repeats 3]
 #
 # Each op is read back (Cumo.sync) before the next, so every op is one
-# flush and one graph replay, timed on the device by CUMO_PROFILE=1's
-# events around the replay: us is device microseconds per op (the graph's
-# launch included), wall_us the host's view (recording, replay and the
-# wait). GB/s counts the row's read and write once (and gamma, beta).
+# flush and one graph replay, timed on the device by the event nodes
+# CUMO_PROFILE=1 puts first and last in the graph: us is device
+# microseconds per op (the kernel's launch inside the graph included), wall_us the host's view (recording, replay and the
+# wait). b2b_us is wall microseconds per op with the ops queued back to
+# back (each flushed, one sync at the end: DeviceTiming.back_to_back), as
+# PyTorch's peers are timed. GB/s counts the row's read and write once
+# (and gamma, beta).
 # bench/peers/fused_ops.py times PyTorch's kernels with CUDA events.
 require "json"
 require "optparse"
@@ -72,6 +75,7 @@ opts[:dtypes].split(",").each do |dname|
     forms.each do |op, form|
       fn = (form == "fused" ? FUSED : WRITTEN)[op]
       r = DeviceTiming.measure(opts[:iterations], opts[:repeats]) { fn.call(x, g, b) }
+      b2b = DeviceTiming.back_to_back(opts[:iterations], opts[:repeats]) { fn.call(x, g, b) }
       params = { "layer_norm" => 2, "rms_norm" => 1 }.fetch(op, 0)
       bytes = if op == "quantize_symmetric" # x in, Int8 and a scale per row out
                 rows * cols * (el + 1) + rows * [el, 4].max
@@ -80,6 +84,7 @@ opts[:dtypes].split(",").each do |dname|
               end
       line = { bench: "fused_ops", impl: "cumo", op: op, form: form, dtype: dname,
                rows: rows, cols: cols, us: r[:us]&.round(3), wall_us: r[:wall_us].round(3),
+               b2b_us: b2b.round(3),
                gbps: r[:us] && (bytes / (r[:us] * 1e3)).round(1),
                kernels_per_op: r[:kernels].round(2),
                device: Cumo.gpu? ? "cuda" : "cpu" }

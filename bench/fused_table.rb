@@ -2,7 +2,8 @@
 # operations from the JSON lines of bench/fused_ops.rb and
 # bench/peers/fused_ops.py (one run): per dtype, shape and op, ours fused
 # and written out, PyTorch's fused kernel, and the copy bandwidth of the
-# same bytes on either side.
+# same bytes on either side; ours also back to back (b2b_us: ops queued
+# without a wait, timed as PyTorch's are) where the lines have it.
 require "json"
 
 lines = ARGF.each_line.filter_map do |l|
@@ -18,8 +19,9 @@ end
 fmt = ->(v, d = 1) { v.nil? ? "-" : format("%.#{d}f", v) }
 
 puts "| dtype | rows x cols | op | ours fused us (GB/s) | ours written out us (kernels) | " \
-     "PyTorch us (GB/s) | PyTorch / ours | copy GB/s ours, torch |"
-puts "|---|---|---|---|---|---|---|---|"
+     "PyTorch us (GB/s) | PyTorch / ours | ours back to back us | PyTorch / ours back to back | " \
+     "copy GB/s ours, torch |"
+puts "|---|---|---|---|---|---|---|---|---|---|"
 shapes = rows.map { |l| [l[:dtype], l[:rows], l[:cols]] }.uniq
 shapes.each do |dtype, r, c|
   copy = find.call("cumo", "copy", "fused", dtype, r, c)
@@ -30,9 +32,11 @@ shapes.each do |dtype, r, c|
     t = find.call("torch", op, "fused", dtype, r, c)
     next unless f
     ratio = t && f[:us] ? t[:us] / f[:us] : nil
+    b2b = t && f[:b2b_us] ? t[:us] / f[:b2b_us] : nil
     puts "| #{dtype} | #{r}x#{c} | #{op} | #{fmt.(f[:us], 2)} (#{fmt.(f[:gbps], 0)}) | " \
          "#{fmt.(w && w[:us], 2)} (#{fmt.(w && w[:kernels_per_op], 0)}) | " \
          "#{fmt.(t && t[:us], 2)} (#{fmt.(t && t[:gbps], 0)}) | #{fmt.(ratio, 2)} | " \
+         "#{fmt.(f[:b2b_us], 2)} | #{fmt.(b2b, 2)} | " \
          "#{fmt.(copy && copy[:gbps], 0)}, #{fmt.(tcopy && tcopy[:gbps], 0)} |"
   end
 end
