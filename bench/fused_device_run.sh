@@ -12,9 +12,12 @@ out=${1:-bench/out}
 mkdir -p "$out"
 log="$out/fused.jsonl"
 : > "$log"
-export PYTHONUNBUFFERED=1 CUMO_PROFILE=1
+export PYTHONUNBUFFERED=1
 run() { "$@" 2>&1 | grep '^{' | tee -a "$log"; }
-run bin/run bench/fused_ops.rb
+# Device time a replay (CUMO_PROFILE=1), then the ops back to back without
+# the profiler's per-replay host work.
+CUMO_PROFILE=1 run bin/run bench/fused_ops.rb --timing single
+run bin/run bench/fused_ops.rb --timing b2b
 run python3 bench/peers/fused_ops.py
 bin/run bench/fused_table.rb "$log" > "$out/fused_table.md"
 cat "$out/fused_table.md"

@@ -13,8 +13,10 @@
 # microseconds per op (the kernel's launch inside the graph included), wall_us the host's view (recording, replay and the
 # wait). b2b_us is wall microseconds per op with the ops queued back to
 # back (each flushed, one sync at the end: DeviceTiming.back_to_back), as
-# PyTorch's peers are timed. GB/s counts the row's read and write once
-# (and gamma, beta).
+# PyTorch's peers are timed; measure it without CUMO_PROFILE (whose
+# per-replay events cost the host time): --timing b2b, as
+# bench/fused_device_run.sh does in a second pass. GB/s counts the row's
+# read and write once (and gamma, beta).
 # bench/peers/fused_ops.py times PyTorch's kernels with CUDA events.
 require "json"
 require "optparse"
@@ -22,8 +24,9 @@ require "cumo/narray"
 require_relative "lib/device_timing"
 
 opts = { shapes: "1x768,64x768,4096x768,4096x4096,32768x1024", dtypes: "SFloat,BFloat",
-         iterations: 50, repeats: 3, eps: 1e-5 }
+         iterations: 50, repeats: 3, eps: 1e-5, timing: "both" }
 OptionParser.new do |o|
+  o.on("--timing single|b2b|both") { |v| opts[:timing] = v }
   o.on("--shapes LIST") { |v| opts[:shapes] = v }
   o.on("--dtypes LIST") { |v| opts[:dtypes] = v }
   o.on("--iterations N", Integer) { |v| opts[:iterations] = v }
@@ -74,8 +77,9 @@ opts[:dtypes].split(",").each do |dname|
     forms = FUSED.keys.map { |op| [op, "fused"] } + WRITTEN.keys.map { |op| [op, "written"] }
     forms.each do |op, form|
       fn = (form == "fused" ? FUSED : WRITTEN)[op]
-      r = DeviceTiming.measure(opts[:iterations], opts[:repeats]) { fn.call(x, g, b) }
-      b2b = DeviceTiming.back_to_back(opts[:iterations], opts[:repeats]) { fn.call(x, g, b) }
+      single = opts[:timing] != "b2b"
+      r = single ? DeviceTiming.measure(opts[:iterations], opts[:repeats]) { fn.call(x, g, b) } : {}
+      b2b = opts[:timing] == "single" ? nil : DeviceTiming.back_to_back(opts[:iterations], opts[:repeats]) { fn.call(x, g, b) }
       params = { "layer_norm" => 2, "rms_norm" => 1 }.fetch(op, 0)
       bytes = if op == "quantize_symmetric" # x in, Int8 and a scale per row out
                 rows * cols * (el + 1) + rows * [el, 4].max
@@ -83,10 +87,10 @@ opts[:dtypes].split(",").each do |dname|
                 (2 * rows * cols + params * cols) * el
               end
       line = { bench: "fused_ops", impl: "cumo", op: op, form: form, dtype: dname,
-               rows: rows, cols: cols, us: r[:us]&.round(3), wall_us: r[:wall_us].round(3),
-               b2b_us: b2b.round(3),
+               rows: rows, cols: cols, us: r[:us]&.round(3), wall_us: r[:wall_us]&.round(3),
+               b2b_us: b2b&.round(3), timing: opts[:timing],
                gbps: r[:us] && (bytes / (r[:us] * 1e3)).round(1),
-               kernels_per_op: r[:kernels].round(2),
+               kernels_per_op: r[:kernels]&.round(2),
                device: Cumo.gpu? ? "cuda" : "cpu" }
       puts JSON.generate(line)
       $stdout.flush

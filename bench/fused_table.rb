@@ -3,13 +3,21 @@
 # bench/peers/fused_ops.py (one run): per dtype, shape and op, ours fused
 # and written out, PyTorch's fused kernel, and the copy bandwidth of the
 # same bytes on either side; ours also back to back (b2b_us: ops queued
-# without a wait, timed as PyTorch's are) where the lines have it.
+# without a wait, timed as PyTorch's are; from a pass without
+# CUMO_PROFILE where there is one) where the lines have it.
 require "json"
 
 lines = ARGF.each_line.filter_map do |l|
   JSON.parse(l, symbolize_names: true) if l.start_with?("{")
 end
-rows = lines.select { |l| l[:bench] == "fused_ops" }
+all = lines.select { |l| l[:bench] == "fused_ops" }
+# A line of the back-to-back pass (--timing b2b, without CUMO_PROFILE)
+# gives its b2b_us to the profiled pass's line of the same case.
+key = ->(l) { l.values_at(:impl, :op, :form, :dtype, :rows, :cols) }
+b2b = all.select { |l| l[:timing] == "b2b" }.to_h { |l| [key.(l), l[:b2b_us]] }
+rows = all.reject { |l| l[:timing] == "b2b" }.map do |l|
+  b2b.key?(key.(l)) ? l.merge(b2b_us: b2b[key.(l)]) : l
+end
 find = lambda do |impl, op, form, dtype, r, c|
   rows.find do |l|
     l[:impl] == impl && l[:op] == op && l[:form] == form && l[:dtype] == dtype &&
