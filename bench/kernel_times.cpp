@@ -2,9 +2,10 @@
 // timed alone on the GPU, so that a change to the code generator can be
 // judged kernel by kernel in seconds, without the ~4 us of events that
 // CUMO_PROFILE=kernels puts around every launch of a whole decode. Cases
-// run only when --cases names them time the row ops and quantize_symmetric
-// at issue 5's large shapes the same way (their "weight" is the rows x:
-// weight_gb_s counts its read alone, not the write).
+// run only when --cases names them time the row ops, quantize_symmetric and
+// x.dup (the elementwise copy the row ops are held against) at issue 5's
+// large shapes the same way (their "weight" is the rows x: weight_gb_s
+// counts its read alone, not the write).
 //
 // Each case builds the plan the engine builds for one of the step's ops
 // (the same fusion: a layer_norm prologue, a bias or residual epilogue),
