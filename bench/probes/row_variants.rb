@@ -21,8 +21,10 @@
 #     turn;
 #   - element_stores (quantize_symmetric, a row program): its Int8 rows
 #     written an element at a time, without the vector path fb3bf7a added
-#     beside it, which took the kernel from 72 to 108 registers (ptxas,
-#     sm_90) and SFloat 4096 x 4096 from 72.1 to 85.6 us (H100, 2026-12-05).
+#     beside it. That path took the kernel from 72 to 108 registers (ptxas,
+#     sm_90) and SFloat 4096 x 4096 from 72.1 to 85.6 us (H100, 2026-12-05)
+#     while the cast to Int8 still went through doubles; with the one-cvt
+#     cast (10324a7) the kernel takes 56-60 registers and 42.0 us.
 # An edit whose text is not found stops the script: the generator changed,
 # and the edits must follow it.
 require_relative "variant_files"
