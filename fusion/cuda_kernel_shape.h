@@ -185,6 +185,9 @@ struct KernelShape {
   bool rowWarp = false;
   bool rowVector = false;
   bool rowParamsVector = false;
+  /// Every index of the row kernel fits 32 bits (rowIndicesFit): its
+  /// index type IX is int, else long long.
+  bool rowNarrow = false;
   int32_t rowGroup = 0;
   int32_t rowCachedGroups = 0;
   /// Rowwise kernels: threads per row (32: a warp; more: a block).

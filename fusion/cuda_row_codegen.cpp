@@ -13,12 +13,13 @@
 #include "ops/row_ops.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace cumo::cudagen {
 
 void emitCachedGroups(const std::string &body, std::string &os) {
   os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
-  os += "      const long long g = lane + (long long)k * L;\n";
+  os += "      const IX g = lane + (IX)k * L;\n";
   os += "      if (g * G >= n) break;\n";
   os += body;
   os += "    }\n";
@@ -67,6 +68,27 @@ bool paramsAreVectors(const Kernel &k, int64_t group) {
   return true;
 }
 
+/// Whether every index the row kernel forms stays within 2^30 in
+/// magnitude (room for the sums that step past an end): each operand's
+/// offset plus its strides over its extents, and the result's (written
+/// contiguously from its offset).
+bool rowIndicesFit(const Kernel &k) {
+  constexpr double kLimit = double(int64_t(1) << 30);
+  for (size_t o = 0; o < k.operands.size(); ++o) {
+    const IndexExpr &e = k.operands[o].index;
+    const Shape &shape = k.operandShapes[o];
+    double bound = std::fabs(double(e.offset));
+    for (size_t d = 0; d < e.strides.size() && d < shape.size(); ++d)
+      bound += std::fabs(double(e.strides[d])) * double(std::max<int64_t>(shape[d] - 1, 0));
+    if (bound > kLimit)
+      return false;
+  }
+  for (const Store &st : k.stores)
+    if (std::fabs(double(st.index.offset)) + double(k.domainSize()) > kLimit)
+      return false;
+  return double(k.domainSize()) <= kLimit;
+}
+
 /// One pass (RowPass). `keepTerms` (cached rows only): each element's
 /// term replaces it in the registers, for a result of the term
 /// (RowProgram::elementOfTerm).
@@ -86,7 +108,7 @@ void emitFold(const KernelShape &s, const RowPass &p, bool keepTerms, std::strin
                      "        }\n      }\n",
                      os);
   } else {
-    os += "    for (long long g = lane; g * G < n; g += L)\n";
+    os += "    for (IX g = lane; g * G < n; g += L)\n";
     os += "      for (int e = 0; e < G && g * G + e < n; ++e) {\n";
     os += "        const " + a + " x = load(g * G + e);\n        " + fold + "\n      }\n";
   }
@@ -115,19 +137,19 @@ void emitWrite(const KernelShape &s, const std::string &element, const char *val
       body += groupLoads;
       body += "      uint4 w;\n      " + t + " *wt = reinterpret_cast<" + t + " *>(&w);\n";
       body += "      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n";
-      body += "        const long long j = g * G + e;\n";
+      body += "        const IX j = g * G + e;\n";
       body += "        const " + a + " " + value + " = v[k * G + e];\n";
       body += "        wt[e] = " + store + ";\n      }\n";
       body += "      *reinterpret_cast<uint4 *>(o + g * G) = w;\n";
     } else {
       body += "      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n";
-      body += "        const long long j = g * G + e;\n        if (j >= n) break;\n";
+      body += "        const IX j = g * G + e;\n        if (j >= n) break;\n";
       body += "        const " + a + " " + value + " = v[k * G + e];\n";
       body += "        o[j] = " + store + ";\n      }\n";
     }
     emitCachedGroups(body, os);
   } else {
-    os += "    for (long long j = lane; j < n; j += L) {\n";
+    os += "    for (IX j = lane; j < n; j += L) {\n";
     os += "      const " + a + " x = load(j);\n      o[j] = " + store + ";\n    }\n";
   }
 }
@@ -146,6 +168,10 @@ void analyzeRow(const Kernel &k, KernelShape &s) {
   s.rowCachedGroups = int32_t(l.cachedGroups);
   s.rowVector = l.cachedGroups > 0 && groupsAreVectors(k, l.group);
   s.rowParamsVector = s.rowVector && paramsAreVectors(k, l.group);
+  // 32-bit indices in the block-a-row layout only: in the warp-a-row one,
+  // held to 64 registers, they spilled 4-12 bytes a thread (ptxas sm_90,
+  // the 32768 x 1024 row ops), where 64-bit ones spill none.
+  s.rowNarrow = !s.rowWarp && rowIndicesFit(k);
 }
 
 void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &os) {
@@ -160,39 +186,43 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
                                        std::to_string(kRowWarpBlocksPerSm)
                                  : std::to_string(kMaxRowBlock);
   emitKernelOpening(bounds, entry, os);
+  // 32-bit indices where every one fits (and a block takes the row):
+  // BFloat layer_norm at 4096 x 4096 38.2 -> 37.4 us, softmax 45.4 -> 43.8
+  // (kernel_times variants, H100, 2026-12-05; a BFloat row is bound by its
+  // arithmetic, ncu).
+  os += std::string("  using IX = ") + (s.rowNarrow ? "int" : "long long") + ";\n";
   os += "  constexpr int G = " + std::to_string(s.rowGroup) + ";\n";
   if (s.rowCachedGroups > 0)
     os += "  constexpr int CACHED = " + std::to_string(s.rowCachedGroups) + ";\n";
-  os += "  const long long n = P.in0_ext[" + std::to_string(rank - 1) + "];\n";
-  os += "  const long long rows = n ? P.n / n : 0;\n";
-  os += "  const long long step = P.in0_s[" + std::to_string(rank - 1) + "];\n";
+  os += "  const IX n = (IX)P.in0_ext[" + std::to_string(rank - 1) + "];\n";
+  os += "  const IX rows = n ? (IX)P.n / n : 0;\n";
+  os += "  const IX step = (IX)P.in0_s[" + std::to_string(rank - 1) + "];\n";
   if (s.rowWarp) {
-    os += "  const long long L = 32, lane = threadIdx.x & 31u;\n";
-    os += "  const long long first = (long long)blockIdx.x * " + std::to_string(kRowsBlock / 32) +
+    os += "  const IX L = 32, lane = threadIdx.x & 31u;\n";
+    os += "  const IX first = (IX)blockIdx.x * " + std::to_string(kRowsBlock / 32) +
           " + (threadIdx.x >> 5);\n";
-    os += "  const long long stride = (long long)gridDim.x * " +
-          std::to_string(kRowsBlock / 32) + ";\n";
+    os += "  const IX stride = (IX)gridDim.x * " + std::to_string(kRowsBlock / 32) + ";\n";
   } else {
-    os += "  const long long L = blockDim.x, lane = threadIdx.x;\n";
-    os += "  const long long first = blockIdx.x, stride = gridDim.x;\n";
+    os += "  const IX L = blockDim.x, lane = threadIdx.x;\n";
+    os += "  const IX first = blockIdx.x, stride = gridDim.x;\n";
     os += "  __shared__ " + a + " smem[32];\n";
   }
   os += "  const " + a + " eps = (" + a + ")P.eps;\n";
-  os += "  for (long long row = first; row < rows; row += stride) {\n";
-  os += "    long long base = P.in0_off;\n";
+  os += "  for (IX row = first; row < rows; row += stride) {\n";
+  os += "    IX base = (IX)P.in0_off;\n";
   if (rank == 2) {
     // The row is the first index (no division: a 64-bit one per row cost
     // as much as a pass over a short row).
-    os += "    base += row * P.in0_s[0];\n";
+    os += "    base += row * (IX)P.in0_s[0];\n";
   } else {
-    os += "    {\n      long long r = row;\n";
+    os += "    {\n      IX r = row;\n";
     os += "      for (int d = " + std::to_string(rank - 2) + "; d >= 0; --d) {\n";
-    os += "        long long q = cumo_k::divmod(r, P.in0_ext[d], r);\n";
-    os += "        base += r * P.in0_s[d];\n        r = q;\n";
+    os += "        IX q = cumo_k::divmod(r, (IX)P.in0_ext[d], r);\n";
+    os += "        base += r * (IX)P.in0_s[d];\n        r = q;\n";
     os += "      }\n    }\n";
   }
-  os += "    " + t + " *o = P.out + P.out_off + row * n;\n";
-  os += "    auto load = [&](long long j) -> " + a + " {\n";
+  os += "    " + t + " *o = P.out + (IX)P.out_off + row * n;\n";
+  os += "    auto load = [&](IX j) -> " + a + " {\n";
   os += "      return " + castExpr(s.outDtype, s.rowAccumulator, "P.in0[base + j * step]") +
         ";\n    };\n";
   // gamma and beta: a group at a time beside the row's where they allow
@@ -203,9 +233,10 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
     if (size_t(i) >= s.operandRanks.size())
       return std::string("(no operand " + std::to_string(i) + ")"); // the op reads none
     if (!s.rowParamsVector)
-      return castExpr(s.outDtype, s.rowAccumulator, p + "[" + p + "_off + j * " + p + "_s[0]]");
-    groupLoads += "      const uint4 " + pv + "w = *reinterpret_cast<const uint4 *>(" + p + " + " +
-                  p + "_off + g * G);\n";
+      return castExpr(s.outDtype, s.rowAccumulator,
+                      p + "[(IX)" + p + "_off + j * (IX)" + p + "_s[0]]");
+    groupLoads += "      const uint4 " + pv + "w = *reinterpret_cast<const uint4 *>(" + p +
+                  " + (IX)" + p + "_off + g * G);\n";
     groupLoads += "      const " + t + " *" + pv + " = reinterpret_cast<const " + t + " *>(&" +
                   pv + "w);\n";
     return castExpr(s.outDtype, s.rowAccumulator, pv + "[e]");

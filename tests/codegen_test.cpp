@@ -1624,6 +1624,19 @@ TEST_CASE("a small product computes its consumers in its kernel, compiled for ev
         onlyKey(epiloguePlan(DType::SFloat, a, true)));
 }
 
+TEST_CASE("a block-a-row kernel takes 32-bit indices where they fit, a warp-a-row one 64") {
+  // 64 rows of 4096: a block a row; of 768: a warp a row (ops/row_layout.h).
+  for (auto [cols, narrow] : {std::pair{int64_t(4096), true}, std::pair{int64_t(768), false}}) {
+    CAPTURE(cols);
+    Plan p = rowPlan(DType::BFloat, 64, cols);
+    REQUIRE(!p.kernels.empty());
+    for (const Kernel &k : p.kernels) {
+      std::string src = generateCuda(k, h200()).source;
+      CHECK(src.find(narrow ? "using IX = int;" : "using IX = long long;") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("rowResultOfLastTerm says which row programs have an elementOfTerm") {
   cudagen::KernelShape types;
   types.rowAccumulator = DType::SFloat;
