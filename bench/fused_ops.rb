@@ -10,8 +10,9 @@
 # Each op is read back (Cumo.sync) before the next, so every op is one
 # flush and one graph replay, timed on the device by the event nodes
 # CUMO_PROFILE=1 puts first and last in the graph: us is device
-# microseconds per op (the kernel's launch inside the graph included), wall_us the host's view (recording, replay and the
-# wait). b2b_us is wall microseconds per op with the ops queued back to
+# microseconds per op (the kernel's launch inside the graph included),
+# wall_us the host's view (recording, replay and the wait). b2b_us is
+# wall microseconds per op with the ops queued back to
 # back (each flushed, one sync at the end: DeviceTiming.back_to_back), as
 # PyTorch's peers are timed; measure it without CUMO_PROFILE (whose
 # per-replay events cost the host time): --timing b2b, as
@@ -79,7 +80,9 @@ opts[:dtypes].split(",").each do |dname|
       fn = (form == "fused" ? FUSED : WRITTEN)[op]
       single = opts[:timing] != "b2b"
       r = single ? DeviceTiming.measure(opts[:iterations], opts[:repeats]) { fn.call(x, g, b) } : {}
-      b2b = opts[:timing] == "single" ? nil : DeviceTiming.back_to_back(opts[:iterations], opts[:repeats]) { fn.call(x, g, b) }
+      b2b = if opts[:timing] != "single"
+              DeviceTiming.back_to_back(opts[:iterations], opts[:repeats]) { fn.call(x, g, b) }
+            end
       params = { "layer_norm" => 2, "rms_norm" => 1 }.fetch(op, 0)
       bytes = if op == "quantize_symmetric" # x in, Int8 and a scale per row out
                 rows * cols * (el + 1) + rows * [el, 4].max

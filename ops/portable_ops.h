@@ -393,7 +393,9 @@ CUMO_FLOAT_PREDICATES(double, 1.7976931348623157e+308, copysign)
 // The division stays. x times the row's reciprocal, with the division
 // taken only within 2^-14 of a half-integer (where the two could round
 // apart), was slower on an H100 (SFloat 4096 x 4096: 46.7 us against 45.4;
-// 32768 x 1024: 90.6 against 83.1, 2026-12-05): the compiler computes both.
+// 32768 x 1024: 90.6 against 83.1, 2026-12-05), why not looked into; the
+// test of this function in tests/math_test.cpp is the check such a path
+// must pass.
 #define CUMO_QUANTIZE(T)                                                       \
   CUMO_HD T quantize_symmetric_element(T x, T scale) {                         \
     if (!(scale > (T)0) || !m_isfinite(scale))                                 \
@@ -485,11 +487,11 @@ CUMO_HD long long float_to_int(float v) {
   // cvt.rzi.s64.f32 truncates and clamps to int64's range (PTX ISA, cvt:
   // float-to-integer conversions saturate by default); NaN it turns into
   // int64's smallest value (H100, tests/codegen_test.cpp's "float to
-  // integer casts at the edges"), so it is tested apart. The double path's
-  // three double comparisons and two conversions an element held
-  // quantize_symmetric's Int8 cast to 80 registers, where a plain (int)
-  // took 48 (ptxas sm_90), and its kernel to 45.4 us at SFloat 4096 x 4096
-  // against 42.0 (H100, 2026-12-05).
+  // integer casts at the edges"), so it is tested apart. The host path
+  // below, with its fallback through doubles, held quantize_symmetric's
+  // Int8 cast to 80 registers, where a plain (int) took 48 (ptxas sm_90),
+  // and its kernel to 45.4 us at SFloat 4096 x 4096 against 42.0 with the
+  // cvt (H100, 2026-12-05).
   long long r;
   asm("cvt.rzi.s64.f32 %0, %1;" : "=l"(r) : "f"(v));
   return v != v ? 0 : r;
