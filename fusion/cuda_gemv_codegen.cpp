@@ -399,18 +399,11 @@ GemvExtents gemvExtents(const Kernel &k) {
 /// the prologue's rows (the batch's products times M times K). The split
 /// partials' indices (up to 1024 splits of each) are 64-bit regardless.
 bool gemvIndicesFit(const Kernel &k) {
-  constexpr double kLimit = double(int64_t(1) << 30);
-  for (size_t o = 0; o < 2; ++o) {
-    const IndexExpr &e = k.operands[o].index;
-    const Shape &shape = k.operandShapes[o];
-    double bound = std::fabs(double(e.offset));
-    for (size_t d = 0; d < e.strides.size() && d < shape.size(); ++d)
-      bound += std::fabs(double(e.strides[d])) * double(std::max<int64_t>(shape[d] - 1, 0));
-    if (bound > kLimit)
+  for (size_t o = 0; o < 2; ++o)
+    if (indexMagnitude(k.operands[o].index, k.operandShapes[o]) > kNarrowIndexLimit)
       return false;
-  }
   GemvExtents x = gemvExtents(k);
-  return double(x.batch) * double(x.m) * double(std::max(x.n, x.k)) <= kLimit;
+  return double(x.batch) * double(x.m) * double(std::max(x.n, x.k)) <= kNarrowIndexLimit;
 }
 } // namespace
 

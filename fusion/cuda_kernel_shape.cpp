@@ -7,6 +7,7 @@
 #include "ops/element_fn.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace cumo::cudagen {
 
@@ -314,6 +315,13 @@ int32_t vectorWidth(const KernelShape &s) {
   // 8 bytes: enough, and the unrolled body stays short).
   int32_t v = int32_t(std::min<size_t>(16 / widest, 8));
   return v >= 2 ? v : 0;
+}
+
+double indexMagnitude(const IndexExpr &e, const Shape &shape) {
+  double bound = std::fabs(double(e.offset));
+  for (size_t d = 0; d < e.strides.size() && d < shape.size(); ++d)
+    bound += std::fabs(double(e.strides[d])) * double(std::max<int64_t>(shape[d] - 1, 0));
+  return bound;
 }
 
 uint64_t hashShape(const KernelShape &s) {

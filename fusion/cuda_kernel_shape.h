@@ -462,6 +462,15 @@ void emitGridReduceTail(const KernelShape &s, std::string &os);
 /// Helpers every source carries after the portable ops header.
 llvm::StringRef devicePreamble();
 
+/// Opaque kernels (small products, row operations) whose every index stays
+/// within this magnitude take 32-bit indices (room for the sums that step
+/// past an end).
+constexpr double kNarrowIndexLimit = double(int64_t(1) << 30);
+
+/// The largest magnitude an index of `e` over `shape` reaches: its offset
+/// plus each stride over its extent.
+double indexMagnitude(const IndexExpr &e, const Shape &shape);
+
 /// Appends `text` as one line indented by `indent` spaces.
 inline void line(std::string &os, int indent, const std::string &text) {
   os.append(size_t(indent), ' ');

@@ -68,25 +68,17 @@ bool paramsAreVectors(const Kernel &k, int64_t group) {
   return true;
 }
 
-/// Whether every index the row kernel forms stays within 2^30 in
-/// magnitude (room for the sums that step past an end): each operand's
-/// offset plus its strides over its extents, and the result's (written
-/// contiguously from its offset).
+/// Whether every index the row kernel forms stays within
+/// kNarrowIndexLimit: each operand's (indexMagnitude), and the result's
+/// (written contiguously from its offset).
 bool rowIndicesFit(const Kernel &k) {
-  constexpr double kLimit = double(int64_t(1) << 30);
-  for (size_t o = 0; o < k.operands.size(); ++o) {
-    const IndexExpr &e = k.operands[o].index;
-    const Shape &shape = k.operandShapes[o];
-    double bound = std::fabs(double(e.offset));
-    for (size_t d = 0; d < e.strides.size() && d < shape.size(); ++d)
-      bound += std::fabs(double(e.strides[d])) * double(std::max<int64_t>(shape[d] - 1, 0));
-    if (bound > kLimit)
+  for (size_t o = 0; o < k.operands.size(); ++o)
+    if (indexMagnitude(k.operands[o].index, k.operandShapes[o]) > kNarrowIndexLimit)
       return false;
-  }
   for (const Store &st : k.stores)
-    if (std::fabs(double(st.index.offset)) + double(k.domainSize()) > kLimit)
+    if (std::fabs(double(st.index.offset)) + double(k.domainSize()) > kNarrowIndexLimit)
       return false;
-  return double(k.domainSize()) <= kLimit;
+  return double(k.domainSize()) <= kNarrowIndexLimit;
 }
 
 /// One pass (RowPass). `keepTerms` (cached rows only): each element's
