@@ -86,15 +86,18 @@ bool rowIndicesFit(const Kernel &k) {
 /// (RowProgram::elementOfTerm).
 void emitFold(const KernelShape &s, const RowPass &p, bool keepTerms, std::string &os) {
   std::string a = cType(s.rowAccumulator).str();
-  std::string fold = p.acc + " = cumo_k::" + p.op + "()(" + p.acc + ", " + p.term + ");";
+  auto foldOf = [&](const std::string &term) {
+    return p.acc + " = cumo_k::" + p.op + "()(" + p.acc + ", " + term + ");";
+  };
+  std::string fold = foldOf(p.term);
   os += "    " + a + " " + p.acc + " = " + p.identity + ";\n";
   if (s.rowCachedGroups > 0) {
-    std::string each = "          const " + a + " x = v[k * G + e];\n          " + fold + "\n";
+    std::string each = "          const " + a + " x = v[k * G + e];\n          ";
     if (keepTerms)
-      each = "          const " + a + " x = v[k * G + e];\n"
-             "          const " + a + " t = " + p.term + ";\n"
-             "          v[k * G + e] = t;\n"
-             "          " + p.acc + " = cumo_k::" + p.op + "()(" + p.acc + ", t);\n";
+      each += "const " + a + " t = " + p.term + ";\n"
+              "          v[k * G + e] = t;\n          " + foldOf("t") + "\n";
+    else
+      each += fold + "\n";
     emitCachedGroups("      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n"
                      "        if (g * G + e < n) {\n" + each +
                      "        }\n      }\n",
