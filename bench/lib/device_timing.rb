@@ -13,20 +13,12 @@ module DeviceTiming
   def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
   def measure(iterations, repeats)
-    3.times do
-      _held = yield
-      Cumo.sync
-      _held = nil
-    end
+    3.times { call_held(:sync) { yield } }
     best = nil
     repeats.times do
       Cumo.reset_stats
       t0 = now
-      iterations.times do
-        _held = yield
-        Cumo.sync
-        _held = nil
-      end
+      iterations.times { call_held(:sync) { yield } }
       wall = (now - t0) * 1e6 / iterations
       stats = Cumo.stats
       dev = stats[:device_ns].to_i.positive? ? stats[:device_ns] / 1e3 / iterations : nil
@@ -45,24 +37,24 @@ module DeviceTiming
   # recording and launch take longer than the device's work, it is the
   # host's time a call.
   def back_to_back(iterations, repeats)
-    3.times do
-      _held = yield
-      Cumo.flush
-      _held = nil
-    end
+    3.times { call_held(:flush) { yield } }
     Cumo.sync
     best = nil
     repeats.times do
       t0 = now
-      iterations.times do
-        _held = yield
-        Cumo.flush
-        _held = nil
-      end
+      iterations.times { call_held(:flush) { yield } }
       Cumo.sync
       us = (now - t0) * 1e6 / iterations
       best = us if best.nil? || us < best
     end
     best
+  end
+
+  # One call of the block, its value held until Cumo.`finish` (sync or
+  # flush) has run its plan.
+  def call_held(finish)
+    _held = yield
+    finish == :sync ? Cumo.sync : Cumo.flush
+    _held = nil
   end
 end
