@@ -44,6 +44,7 @@ Ref<Buffer> MemoryPool::allocate(size_t bytes) {
     return Ref<Buffer>(new Buffer(nullptr, nullptr, 0));
   void *p = obtain(rounded);
   used_ += rounded;
+  allocatedSinceCollect_ += rounded;
   return Ref<Buffer>(new Buffer(this, p, rounded));
 }
 
@@ -56,6 +57,19 @@ Ref<Buffer> MemoryPool::allocateInternal(size_t bytes) {
   return Ref<Buffer>(new Buffer(this, p, rounded, true));
 }
 
+bool MemoryPool::wouldGrow(llvm::ArrayRef<size_t> bytes) const {
+  llvm::SmallDenseMap<size_t, size_t, 8> wanted;
+  for (size_t b : bytes)
+    if (size_t rounded = roundedSize(b))
+      ++wanted[rounded];
+  for (auto [rounded, count] : wanted) {
+    auto it = free_.find(rounded);
+    if (!enabled_ || it == free_.end() || it->second.size() < count)
+      return true;
+  }
+  return false;
+}
+
 void *MemoryPool::obtain(size_t rounded) {
   void *p = enabled_ ? takeCached(rounded) : nullptr;
   if (!p) {
@@ -65,6 +79,7 @@ void *MemoryPool::obtain(size_t rounded) {
       onPressure_();
       inCallback_ = false;
       grownSinceCallback_ = 0;
+      noteCollected();
       p = takeCached(rounded);
     }
   }

@@ -6,9 +6,11 @@
 
 #include "core/buffer.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 
@@ -59,6 +61,31 @@ public:
   /// The size a request is rounded to (its size class).
   static size_t roundedSize(size_t bytes);
 
+  /// Whether allocating blocks of these sizes, all at once, would take
+  /// memory from the raw allocator: the cache has too few of some class.
+  bool wouldGrow(llvm::ArrayRef<size_t> bytes) const;
+  /// Bytes handed out to arrays since the last noteCollected(): what a GC
+  /// now could give back at most.
+  size_t allocatedSinceCollect() const { return allocatedSinceCollect_; }
+  /// Whether a GC is worth its cost before allocating `bytes`: the pool
+  /// would otherwise grow, and since the last GC it has handed out at
+  /// least collectBudget() (the larger of growthBudget and what arrays
+  /// held after that GC, so a program whose live memory grows collects a
+  /// logarithmic number of times). Without it a loop whose large results
+  /// die at once grew the pool by a budget every cycle: 7.9 GB after 2000
+  /// ops of 64 MB, one result alive.
+  bool collectionDue(llvm::ArrayRef<size_t> bytes) const {
+    return allocatedSinceCollect_ >= collectBudget() && wouldGrow(bytes);
+  }
+  size_t collectBudget() const { return std::max(growthBudget_, usedAtCollect_); }
+  /// After a GC, once what it freed went back: the count starts again.
+  void noteCollected() {
+    allocatedSinceCollect_ = 0;
+    usedAtCollect_ = used_;
+  }
+  /// The least collectBudget() (CUMO_GC_GROWTH_BYTES, default 256 MiB).
+  void setGrowthBudget(size_t bytes) { growthBudget_ = bytes; }
+
 private:
   friend class Buffer;
   void release(void *ptr, size_t bytes, bool internal);
@@ -71,6 +98,9 @@ private:
   size_t internal_ = 0;
   size_t total_ = 0;
   size_t grownSinceCallback_ = 0;
+  size_t allocatedSinceCollect_ = 0;
+  size_t usedAtCollect_ = 0;
+  size_t growthBudget_ = size_t(256) << 20;
   bool enabled_ = true;
   bool inCallback_ = false;
   std::function<void()> onPressure_;

@@ -130,6 +130,9 @@ Engine::Engine() {
   if (const char *v = std::getenv("CUMO_GC_MIN_BYTES"))
     if (long long n = std::strtoll(v, nullptr, 10); n >= 0)
       gcMinOptionalBytes_ = size_t(n);
+  if (const char *v = std::getenv("CUMO_GC_GROWTH_BYTES"))
+    if (long long n = std::strtoll(v, nullptr, 10); n >= 0)
+      device().pool().setGrowthBudget(size_t(n));
   // The pending budget: how many recorded nodes a loop that never reads
   // runs ahead before it flushes (at its next repeat).
   if (const char *v = std::getenv("CUMO_PENDING_NODES"))
@@ -222,6 +225,7 @@ void Engine::flush() {
     // The nodes are held by `nodes`: only their wrappers can go.
     HostHooks::get().collectYoungGarbage();
     releaseDead();
+    device().pool().noteCollected();
   }
   llvm::SmallVector<Ref<Buffer>, 8> buffers(plan.buffers.size());
   MemoryPool &pool = device().pool();
@@ -293,18 +297,29 @@ bool Engine::collectBefore(const PlanTemplate &t, llvm::ArrayRef<NodeRef> nodes)
   // development machine (CUMO_CPU_SKIP_KERNELS=1).
   const Plan &plan = t.plan;
   size_t optional = 0;
+  llvm::SmallVector<size_t, 8> allocations;
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const PlanBuffer &b = plan.buffers[i];
-    if (b.optional && b.role == PlanBuffer::Role::Output &&
-        nodes[t.bufferSource[i]]->isWrapped())
-      optional += size_t(b.elements) * sizeOf(b.dtype);
+    if (b.role != PlanBuffer::Role::Output || b.donor >= 0)
+      continue;
+    bool held = nodes[t.bufferSource[i]]->isWrapped();
+    size_t bytes = size_t(b.elements) * sizeOf(b.dtype);
+    if (b.optional && held)
+      optional += bytes;
+    if (!b.optional || held)
+      allocations.push_back(bytes);
   }
-  if (optional == 0)
-    return false;
+  // Results that died at once (a loop of large ops, each result dropped
+  // by the next) return their memory only through a GC: the pool asks for
+  // one where it would grow otherwise (MemoryPool::collectionDue).
+  bool poolDue = device().pool().collectionDue(allocations);
   // A plan that runs without the GC gives its optional outputs memory until
   // Ruby's own GC frees their wrappers: bounded by the threshold.
   optionalSinceGc_ += optional;
-  if (gcBeforeFlush_ == GcBeforeFlush::Auto && optionalSinceGc_ < gcMinOptionalBytes_)
+  bool optionalDue =
+      optional > 0 && (gcBeforeFlush_ == GcBeforeFlush::Always ||
+                       optionalSinceGc_ >= gcMinOptionalBytes_);
+  if (!poolDue && !optionalDue)
     return false;
   optionalSinceGc_ = 0;
   return true;

@@ -64,7 +64,9 @@ private:
   GcBeforeFlush gcBeforeFlush_ = GcBeforeFlush::Auto;
   size_t gcMinOptionalBytes_ = size_t(64) << 20;
   size_t optionalSinceGc_ = 0;
-  /// Whether this flush of `plan` should collect first.
+  /// Whether this flush of `plan` should collect first: for its optional
+  /// outputs (above), or because the pool would grow to give its buffers
+  /// while a GC could return enough (MemoryPool::collectionDue).
   bool collectBefore(const PlanTemplate &t, llvm::ArrayRef<NodeRef> nodes);
 
   Executor *executor_ = nullptr;

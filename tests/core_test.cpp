@@ -609,6 +609,48 @@ TEST_CASE("MemoryPool disabled returns blocks straight to the allocator") {
   CHECK(raw.allocations == 3); // nothing was reused
 }
 
+TEST_CASE("MemoryPool::wouldGrow counts the cached blocks of each class") {
+  FakeAllocator raw;
+  MemoryPool pool(raw);
+  { Ref<Buffer> a = pool.allocate(1000), b = pool.allocate(1000), c = pool.allocate(5000); }
+  CHECK_FALSE(pool.wouldGrow({}));
+  CHECK_FALSE(pool.wouldGrow({900, 1000}));  // two of class 1024 are cached
+  CHECK(pool.wouldGrow({900, 1000, 1024}));  // a third is not
+  CHECK_FALSE(pool.wouldGrow({5000, 0}));    // an empty request takes nothing
+  CHECK(pool.wouldGrow({3000}));             // no block of class 3072
+  pool.setEnabled(false);
+  CHECK(pool.wouldGrow({1000}));             // nothing is reused when disabled
+}
+
+TEST_CASE("MemoryPool::collectionDue: a GC before growth, once a budget was handed out") {
+  FakeAllocator raw;
+  MemoryPool pool(raw);
+  pool.setGrowthBudget(4096);
+  Ref<Buffer> live = pool.allocate(2048);
+  // Only 2048 handed out since the start: growth is cheaper than a GC.
+  CHECK_FALSE(pool.collectionDue({2048}));
+  { Ref<Buffer> dead = pool.allocate(2048); }
+  CHECK(pool.allocatedSinceCollect() == 4096);
+  // The budget is reached, but the cache holds a block of that class.
+  CHECK_FALSE(pool.collectionDue({2048}));
+  CHECK(pool.collectionDue({2048, 2048}));
+  pool.noteCollected();
+  CHECK(pool.allocatedSinceCollect() == 0);
+  CHECK_FALSE(pool.collectionDue({2048, 2048}));
+  // What arrays held at the last GC raises the budget past its least.
+  Ref<Buffer> more = pool.allocate(8192), more2 = pool.allocate(8192);
+  pool.noteCollected();
+  CHECK(pool.collectBudget() == 2048 + 2 * 8192);
+  Ref<Buffer> next = pool.allocate(8192);
+  CHECK_FALSE(pool.collectionDue({8192}));
+  Ref<Buffer> next2 = pool.allocate(8192), next3 = pool.allocate(2048);
+  CHECK(pool.collectionDue({8192}));
+  // allocateInternal is the engine's own memory, never garbage.
+  pool.noteCollected();
+  Ref<Buffer> internal = pool.allocateInternal(1 << 20);
+  CHECK(pool.allocatedSinceCollect() == 0);
+}
+
 TEST_CASE("MemoryPool out of memory: frees the cache, retries, then throws") {
   FakeAllocator raw;
   MemoryPool pool(raw);

@@ -329,6 +329,37 @@ class TestLazy < Minitest::Test
     assert_equal results["off"][:total], results["on"][:total]
   end
 
+  # A loop whose results die at once (each dropped before the next op)
+  # gets its memory back only through a GC. Before a flush that would grow
+  # the pool, once CUMO_GC_GROWTH_BYTES were handed out since the last GC,
+  # a minor GC returns the dead results, so the pool stays near what is
+  # alive; without it (a budget too large to reach) it grows until Ruby's
+  # own GC happens to run.
+  def test_a_loop_of_dropped_results_keeps_the_pool_small
+    script = <<~RUBY
+      require "cumo/narray"
+      x = Cumo::SFloat.new(512, 512).seq
+      200.times do
+        h = x * 2
+        Cumo.flush
+        h = nil
+      end
+      Cumo.sync
+      print Cumo::CUDA::MemoryPool.total_bytes, " ", Cumo::CUDA::MemoryPool.used_bytes
+    RUBY
+    array = 512 * 512 * 4
+    totals = { "4194304" => nil, "100000000000" => nil }.to_h do |budget, _|
+      out, err, status = Open3.capture3({ "CUMO_GC_GROWTH_BYTES" => budget }, RbConfig.ruby, "-e", script)
+      assert status.success?, err
+      [budget, out.split.map(&:to_i)]
+    end
+    # x, the result held, and the budget's four dead ones...
+    assert_operator totals["4194304"][0], :<=, 8 * array, totals.inspect
+    # ...where only Ruby's own GCs (run by its heap, not by device memory)
+    # returned any: 66 arrays in one run.
+    assert_operator totals["100000000000"][0], :>=, 20 * array, totals.inspect
+  end
+
   # CUMO_CPU_SKIP_KERNELS=1, the measuring aid for host time: plans are
   # made, cached and given memory as ever (the second flush of a loop hits
   # the plan cache), no kernel computes, and a scalar reads as zero.
