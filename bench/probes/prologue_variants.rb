@@ -1,0 +1,103 @@
+# bench/probes/prologue_variants.rb SRC_DIR OUT_DIR: hand edits of the
+# decode's products that compute a layer_norm prologue (qkv, fc), for
+# bench/kernel_times --variants OUT_DIR to time beside the generated ones.
+#
+#   kernel_times --dry-run --sources /tmp/src --cases qkv,fc
+#   ruby bench/probes/prologue_variants.rb /tmp/src /tmp/variants
+#   kernel_times --cases qkv,fc --variants /tmp/variants
+#
+# Why: alone, a 1x768x2304 or 1x768x3072 product takes 4.2-6.0 us
+# (bench/probes/gemv_layouts.cu) and bench/probes/prologue_layouts.cu's
+# hand-written layer_norm by each whole block adds 0.8-1.1 us to it; ours
+# with the generated prologue take 8.9-9.7 us in BFloat (kernel_times, H100
+# and H200, 2026-12-05). In the generated prologue every block stages the
+# row in shared memory, then one warp folds the row's statistics in the
+# row kernel's order (so the fused result equals the unfused one bit for
+# bit), then every thread normalizes its share, reading gamma and beta.
+# Each variant keeps the fold order, so its results are the same bits:
+#   - ilp_stats: each lane loads a whole group of G elements from shared
+#     memory before folding them, where the generated loop tests the
+#     row's end before each element, which keeps a load and its add in
+#     turn (24 of each a lane and a pass at 768);
+#   - early_affine: gamma's and beta's first elements of each thread
+#     loaded before the wait for the kernels before, as the weight's
+#     early loads are (they are leaves of the plan: no kernel writes them);
+#   - both.
+# An edit whose text is not found stops the script: the generator changed,
+# and the edits must follow it.
+require_relative "variant_files"
+
+src_dir, out_dir = ARGV
+abort "usage: prologue_variants.rb SRC_DIR OUT_DIR" unless src_dir && out_dir
+
+# The fold over shared memory, one pass (the mean's, the squares'): a
+# group's elements each tested against the row's end.
+FOLD = /    for \(IX g = lane; g \* G < n; g \+= L\)\n      for \(int e = 0; e < G && g \* G \+ e < n; \+\+e\) \{\n        const (\w+) x = load\(g \* G \+ e\);\n        (.*)\n      \}\n/
+# A whole group: its loads first, then its folds in the same order.
+def whole_groups(type, fold)
+  <<~CUDA.gsub(/^/, "    ")
+    for (IX g = lane; g * G < n; g += L) {
+      if (g * G + G <= n) {
+        #{type} group[G];
+        #pragma unroll
+        for (int e = 0; e < G; ++e) group[e] = load(g * G + e);
+        #pragma unroll
+        for (int e = 0; e < G; ++e) {
+          const #{type} x = group[e];
+          #{fold}
+        }
+      } else {
+        for (int e = 0; e < G && g * G + e < n; ++e) {
+          const #{type} x = load(g * G + e);
+          #{fold}
+        }
+      }
+    }
+  CUDA
+end
+
+# The normalization of the block's share of the row, one element a thread
+# at a time; gamma and beta read from global memory there.
+AFFINE_LOOP = /    for \(IX j = k0 \+ threadIdx\.x; j < k1; j \+= blockDim\.x\) \{\n((?:      .*\n)+?)    \}\n/
+GAMMA = "P.in2[P.in2_off + j * P.in2_s[0]]"
+BETA = "P.in3[P.in3_off + j * P.in3_s[0]]"
+WAIT = "  cumo_k::wait_for_prior_grids();\n  // The prologue"
+
+def ilp_stats(text, path)
+  edited = text.gsub(FOLD) { whole_groups(Regexp.last_match(1), Regexp.last_match(2)) }
+  abort "#{path}: the prologue's fold not found" if edited == text
+  edited
+end
+
+# A thread's first EA elements of gamma and beta, in registers before the
+# wait (768 or 3072 over 256 threads: three or twelve a thread), and the
+# normalization's first EA steps unrolled to read them.
+def early_affine(text, path)
+  early_loads = <<~CUDA.gsub(/^/, "  ")
+    constexpr int EA = 4;
+    float early_g[EA], early_b[EA];
+    #pragma unroll
+    for (int q = 0; q < EA; ++q) {
+      const IX j = k0 + threadIdx.x + (IX)q * blockDim.x;
+      early_g[q] = j < k1 ? (float)(#{GAMMA}) : 0.0f;
+      early_b[q] = j < k1 ? (float)(#{BETA}) : 0.0f;
+    }
+  CUDA
+  t = VariantFiles.edit(text, WAIT, early_loads + WAIT, path)
+  body = t[AFFINE_LOOP, 1] or abort "#{path}: the prologue's normalization not found"
+  [GAMMA, BETA].each { |read| abort "#{path}: #{read} not found" unless body.include?(read) }
+  early = body.sub(GAMMA, "early_g[q]").sub(BETA, "early_b[q]").gsub(/^/, "  ")
+  t.sub(AFFINE_LOOP) do
+    "    #pragma unroll\n    for (int q = 0; q < EA; ++q) {\n" \
+      "      const IX j = k0 + threadIdx.x + (IX)q * blockDim.x;\n      if (j < k1) {\n#{early}      }\n    }\n" \
+      "    for (IX j = k0 + threadIdx.x + (IX)EA * blockDim.x; j < k1; j += blockDim.x) {\n#{body}    }\n"
+  end
+end
+
+VariantFiles.write_all(src_dir, out_dir, "{qkv,fc}_*_0.cu", "prologue") do |text, _stem, path|
+  {
+    "ilp_stats" => ilp_stats(text, path),
+    "early_affine" => early_affine(text, path),
+    "both" => early_affine(ilp_stats(text, path), path),
+  }
+end
