@@ -9,6 +9,7 @@
 #include "ruby/convert.h"
 #include "ruby/ruby_api.h"
 
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -316,11 +317,24 @@ VALUE singleElement(VALUE self, const char *op, const char *target) {
   return elementToRuby(a.dtype(), bytes.data());
 }
 
+/// A complex element has no real number, as in Numo, where Ruby's
+/// Complex#to_f refuses a float (inexact) zero imaginary part too: the
+/// same RangeError, with the op's name.
+VALUE realOnly(VALUE element, const char *op, const char *target) {
+  if (RB_TYPE_P(element, T_COMPLEX))
+    rb_raise(rb_eRangeError, "[%s] can't convert %" PRIsVALUE " into %s", op, element, target);
+  return element;
+}
+
 VALUE toFMethod(VALUE self) {
-  return rb_Float(singleElement(self, "to_f", "Float"));
+  return rb_Float(realOnly(singleElement(self, "to_f", "Float"), "to_f", "Float"));
 }
 VALUE toIMethod(VALUE self) {
-  return rb_funcall(singleElement(self, "to_i", "Integer"), rb_intern("to_i"), 0);
+  VALUE v = realOnly(singleElement(self, "to_i", "Integer"), "to_i", "Integer");
+  // Float#to_i's FloatDomainError, with the op's name.
+  if (RB_FLOAT_TYPE_P(v) && !std::isfinite(RFLOAT_VALUE(v)))
+    rb_raise(rb_eFloatDomainError, "[to_i] can't convert %" PRIsVALUE " into Integer", v);
+  return rb_funcall(v, rb_intern("to_i"), 0);
 }
 VALUE toCMethod(VALUE self) {
   return rb_funcall(singleElement(self, "to_c", "Complex"), rb_intern("to_c"), 0);

@@ -38,7 +38,10 @@ module Cumo
         raise TypeError, "[cov] y must be an NArray or an Array, not #{y.class}"
       end
 
-      m = y.nil? ? self : NArray.vstack([self, y.is_a?(NArray) ? y : self.class.cast(y)])
+      # A 0-dim receiver is one observation of one variable, as numpy's cov
+      # takes a scalar.
+      x = ndim.zero? ? reshape(1) : self
+      m = y.nil? ? x : NArray.vstack([x, y.is_a?(NArray) ? y : self.class.cast(y)])
       weights = [fweights, aweights].compact.map { |w| cov_weights(w, m) }
       w = weights.reduce(:*)
       if w

@@ -347,6 +347,13 @@ class TestComplex < Minitest::Test
     assert_raises(RangeError) { Float(DC[1 + 2i]) }
     assert_raises(RangeError) { Float(DC[1]) } # the imaginary part is 0.0, not exact
     assert_raises(RangeError) { Integer(SC[1]) }
+    # Ruby's message, with the op's name.
+    { to_f: "Float", to_i: "Integer" }.each do |m, target|
+      e = assert_raises(RangeError) { DC[2 + 1i].public_send(m) }
+      assert_equal "[#{m}] can't convert 2.0+1.0i into #{target}", e.message
+      e = assert_raises(RangeError) { SC[-2].sum.public_send(m) }
+      assert_equal "[#{m}] can't convert -2.0+0.0i into #{target}", e.message
+    end
     assert_equal Complex(1.0, 0.0), DC[1].to_c
     assert_raises(TypeError) { DC[1, 2].to_c }
   end

@@ -137,6 +137,12 @@ class TestEditing < Minitest::Test
     assert_in_delta 1.0, D[0, 1, 2].cov.to_f, 1e-15
     assert_raises(ArgumentError) { D[1].cov }
     assert_raises(ShapeError) { m.cov(fweights: [1, 2]) }
+    # A 0-dim receiver is one observation of one variable (numpy's scalar):
+    # no degrees of freedom at ddof 1, a zero variance at ddof 0.
+    e = assert_raises(ArgumentError) { D[3].reshape.cov }
+    assert_match(/\[cov\] degrees of freedom/, e.message)
+    assert_equal 0.0, D[3].reshape.cov(ddof: 0).to_f
+    assert_equal [[0.0, 0.0], [0.0, 0.0]], D[3].reshape.cov(D[5].reshape, ddof: 0).to_a
   end
 
   def test_bincount_as_numo_documents_it

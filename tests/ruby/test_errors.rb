@@ -181,6 +181,14 @@ class TestErrors < Minitest::Test
     assert_match(/too large: shape \[4611686018427387904,4,3\] of Cumo::SFloat/, e.message)
   end
 
+  def test_a_non_finite_element_to_integer
+    nan = Cumo::DFloat[Float::NAN, 1]
+    e = assert_raises(FloatDomainError) { nan[0].to_i }
+    assert_equal "[to_i] can't convert NaN into Integer", e.message
+    assert_fails_at_call(FloatDomainError, "to_i") { Integer(Cumo::HFloat[Float::INFINITY].sum) }
+    assert_equal 1, nan[1].to_i
+  end
+
   private
 
   # `yield` raises `klass` at once, with "[op]" in its message, and leaves
