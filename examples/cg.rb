@@ -69,7 +69,7 @@ end
 warmup = done
 GC.start
 pool = Cumo::CUDA::MemoryPool
-memory = [[done, pool.used_bytes, pool.total_bytes]]
+memory = [[done, pool.used_bytes(flush: false), pool.total_bytes(flush: false)]]
 Cumo.reset_stats
 start = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 samples = [iterations / 4, iterations / 2, 3 * iterations / 4].uniq
@@ -77,11 +77,12 @@ samples = [iterations / 4, iterations / 2, 3 * iterations / 4].uniq
   done = k + 1
   break if step.call(k) == :converged
   if samples.include?(done)
-    # The pool's counts are host bookkeeping: sampling them does not wait
-    # for the device, so the loop still never reads (a sync here would
-    # flush a partial segment, a plan of its own).
+    # The pool as it stands (flush: false): host bookkeeping that neither
+    # waits for the device nor runs the pending work, so the loop still
+    # never reads (a flush here would cut a partial segment, a plan of its
+    # own, as a sync would).
     GC.start
-    memory << [done, pool.used_bytes, pool.total_bytes]
+    memory << [done, pool.used_bytes(flush: false), pool.total_bytes(flush: false)]
   end
 end
 # The loop's own flushes (every one at the same phase of the loop) are all

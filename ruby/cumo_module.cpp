@@ -128,14 +128,35 @@ VALUE disableCompat(VALUE) {
 }
 VALUE compatEnabled(VALUE) { return compatibleMode() ? Qtrue : Qfalse; }
 
-VALUE poolUsed(VALUE) {
-  return ULL2NUM(guarded([] {
+/// used_bytes / total_bytes [flush: true]: the pool's counts answer for
+/// the work recorded so far, as an eager library's would: like a read they
+/// run what is pending first (a flush: the device is not waited for), so
+/// after `t = a + 1` t's buffer counts (the spec's "Reading The Memory
+/// Numbers"). flush: false answers the pool as it stands, for a loop that
+/// samples its memory without cutting its segment (examples/cg.rb).
+template <size_t (MemoryPool::*Count)() const>
+VALUE poolCount(int argc, VALUE *argv, VALUE) {
+  const char *name = Count == &MemoryPool::usedBytes ? "used_bytes" : "total_bytes";
+  VALUE opts;
+  rb_scan_args(argc, argv, "0:", &opts);
+  bool flush = true;
+  if (!NIL_P(opts)) {
+    ID kw[1] = {rb_intern("flush")};
+    VALUE vals[1];
+    rb_get_kwargs(opts, kw, 0, 1, vals);
+    if (vals[0] != Qundef) {
+      if (vals[0] != Qtrue && vals[0] != Qfalse)
+        rb_raise(rb_eTypeError, "[%s] flush: must be true or false, not %" PRIsVALUE, name,
+                 rb_obj_class(vals[0]));
+      flush = vals[0] == Qtrue;
+    }
+  }
+  return ULL2NUM(guarded([flush] {
     releaseDeadHandles();
-    return Engine::get().device().pool().usedBytes();
+    if (flush)
+      Engine::get().flush();
+    return (Engine::get().device().pool().*Count)();
   }));
-}
-VALUE poolTotal(VALUE) {
-  return ULL2NUM(guarded([] { return Engine::get().device().pool().totalBytes(); }));
 }
 VALUE poolFreeAll(VALUE) {
   guarded([] {
@@ -198,8 +219,8 @@ void initCumoModule() {
   rb_define_module_function(mCumo, "disable_compatible_mode", Fn(disableCompat), 0);
   rb_define_module_function(mCumo, "compatible_mode_enabled?", Fn(compatEnabled), 0);
   cMemoryPool = rb_define_module_under(mCUDA, "MemoryPool");
-  rb_define_module_function(cMemoryPool, "used_bytes", Fn(poolUsed), 0);
-  rb_define_module_function(cMemoryPool, "total_bytes", Fn(poolTotal), 0);
+  rb_define_module_function(cMemoryPool, "used_bytes", Fn(poolCount<&MemoryPool::usedBytes>), -1);
+  rb_define_module_function(cMemoryPool, "total_bytes", Fn(poolCount<&MemoryPool::totalBytes>), -1);
   rb_define_module_function(cMemoryPool, "free_all_blocks", Fn(poolFreeAll), 0);
   rb_define_module_function(cMemoryPool, "enable", Fn(poolEnable), 0);
   rb_define_module_function(cMemoryPool, "disable", Fn(poolDisable), 0);

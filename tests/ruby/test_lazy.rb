@@ -329,6 +329,42 @@ class TestLazy < Minitest::Test
     assert_equal results["off"][:total], results["on"][:total]
   end
 
+  # The spec's "Reading The Memory Numbers", as it prints them: the pool's
+  # counts answer for the work recorded so far (they run what is pending,
+  # as a read does), and a dropped array's buffer counts until the GC has
+  # collected its wrapper. flush: false answers the pool as it stands,
+  # before the pending work has taken anything.
+  def test_the_spec_memory_numbers
+    script = <<~RUBY
+      require "cumo/narray"
+      pool = Cumo::CUDA::MemoryPool
+      a = Cumo::SFloat.new(1024, 1024).seq
+      t = a + 1
+      t = nil
+      print pool.used_bytes(flush: false), " ", pool.total_bytes(flush: false), " "
+      print pool.used_bytes, " "
+      GC.start
+      print pool.used_bytes, " ", a[0, 1].to_f
+    RUBY
+    out, err, status = Open3.capture3(RbConfig.ruby, "-e", script)
+    assert status.success?, err
+    before_used, before_total, used, after_gc, value = out.split
+    assert_operator before_used.to_i, :<, 1 << 22, out
+    assert_operator before_total.to_i, :<, 1 << 22, out
+    assert_equal %w[8388608 4194304 1.0], [used, after_gc, value]
+  end
+
+  def test_pool_counts_check_their_keyword
+    pool = Cumo::CUDA::MemoryPool
+    %i[used_bytes total_bytes].each do |m|
+      e = assert_raises(TypeError) { pool.public_send(m, flush: 1) }
+      assert_match(/\[#{m}\] flush: must be true or false, not Integer/, e.message)
+      assert_raises(ArgumentError) { pool.public_send(m, flsh: true) }
+      assert_raises(ArgumentError) { pool.public_send(m, true) }
+      assert_kind_of Integer, pool.public_send(m, flush: false)
+    end
+  end
+
   # A loop whose results die at once (each dropped before the next op)
   # gets its memory back only through a GC. Before a flush that would grow
   # the pool, once CUMO_GC_GROWTH_BYTES were handed out since the last GC,
