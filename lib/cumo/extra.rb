@@ -234,7 +234,12 @@ module Cumo
   [[SFloat, 2.0**-23], [DFloat, 2.0**-52], [HFloat, 2.0**-10], [BFloat, 2.0**-7],
    [SComplex, 2.0**-23], [DComplex, 2.0**-52]].each do |klass, epsilon|
     klass.define_method(:nearly_eq) do |other|
-      (self - other).abs <= (abs + (other.is_a?(NArray) ? other.abs : other.abs)) * (2 * epsilon)
+      other = klass.cast(other) if other.is_a?(Array)
+      unless other.is_a?(NArray) || other.is_a?(Numeric)
+        raise TypeError, "[nearly_eq] expected Cumo::NArray, an Array or a number, not #{other.class}"
+      end
+
+      (self - other).abs <= (abs + other.abs) * (2 * epsilon)
     end
     klass.send(:alias_method, :close_to, :nearly_eq)
   end

@@ -10,7 +10,8 @@ module Cumo
     # neighbours of position q / 100 * (n - 1), as Numo does.
     def percentile(q, axis: nil)
       raise TypeError, "[percentile] q must be a number, not #{q.class}" unless q.is_a?(Numeric) && q.real?
-      raise ArgumentError, "[percentile] q=#{q} is out of range 0..100" if q.negative? || q > 100
+      # Written so that NaN, which compares false with both ends, is out too.
+      raise ArgumentError, "[percentile] q=#{q} is out of range 0..100" unless q >= 0 && q <= 100
 
       x = axis.nil? ? flatten : self
       axis = axis.nil? ? 0 : axis_index("percentile", axis)

@@ -121,6 +121,8 @@ class TestEditing < Minitest::Test
     assert_equal 4.0, D[4, 1, 3, 2].percentile(100).to_f
     assert_equal [1.5, 3.5], D[[1, 5, 2], [4, 3, 6]].percentile(25, axis: 1).to_a
     assert_raises(ArgumentError) { D[1, 2].percentile(101) }
+    e = assert_raises(ArgumentError) { D[1, 2].percentile(Float::NAN) }
+    assert_equal "[percentile] q=NaN is out of range 0..100", e.message
     assert_raises(TypeError) { D[1, 2].percentile("50") }
   end
 

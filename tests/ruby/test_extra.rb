@@ -65,6 +65,11 @@ class TestExtra < Minitest::Test
     assert_equal [1, 0], Cumo::DFloat[1, 2].nearly_eq(Cumo::DFloat[1 + 1e-16, 2.1]).to_a
     assert_equal [1], Cumo::SFloat[1].nearly_eq(1.0000001).to_a
     assert_equal [0], Cumo::SFloat[1].nearly_eq(1.001).to_a
+    assert_equal [1, 0], Cumo::DFloat[1, 2].nearly_eq([1, 2.1]).to_a # an Array is cast
+    [true, nil, "1"].each do |other|
+      e = assert_raises(TypeError) { Cumo::SFloat[1].nearly_eq(other) }
+      assert_equal "[nearly_eq] expected Cumo::NArray, an Array or a number, not #{other.class}", e.message
+    end
   end
 
   def test_bad_arguments_name_the_method
