@@ -40,12 +40,20 @@ Shape resolveShape(llvm::ArrayRef<int64_t> shape, int64_t size, std::string_view
       free = int(i);
     } else if (out[i] < 0) {
       opError(ErrorKind::Argument, op, "negative extent in " + shapeToString(shape));
-    } else {
-      known *= out[i];
+    } else if (__builtin_mul_overflow(known, out[i], &known)) {
+      opError(ErrorKind::Argument, op, "total size must be same: " + std::to_string(size) +
+                                           " elements into " + shapeToString(shape));
     }
   }
-  if (free >= 0 && known > 0 && size % known == 0)
+  if (free >= 0) {
+    // numpy's rule: the -1 (nil) axis is what the others leave, so where
+    // they hold no element (an axis of 0) nothing determines it.
+    if (known == 0 || size % known != 0)
+      opError(ErrorKind::Argument, op,
+              "cannot reshape " + std::to_string(size) + " elements into " +
+                  shapeToString(shape) + ": no extent for the -1 (nil) axis");
     out[free] = size / known;
+  }
   if (numElements(out) != size)
     opError(ErrorKind::Argument, op,
             "total size must be same: " + std::to_string(size) + " elements into " +

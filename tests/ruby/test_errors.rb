@@ -141,6 +141,14 @@ class TestErrors < Minitest::Test
     assert_fails_at_call(ArgumentError, "reshape", @a) { @a.reshape(4, 2) }
     assert_fails_at_call(ArgumentError, "reshape!", @a) { @a.reshape!(5) }
     assert_equal [2, 3], @a.shape
+    # The nil axis takes what the others leave; nothing is left to
+    # determine it where another axis is 0 (the API fuzz, seed 24: it was
+    # answered as an extent of -1).
+    empty = Cumo::HFloat.new(2, 0, 3)
+    assert_fails_at_call(ArgumentError, "reshape", empty) { empty.reshape(nil, 0) }
+    assert_fails_at_call(ArgumentError, "reshape!", empty) { empty.reshape!(0, nil) }
+    assert_fails_at_call(ArgumentError, "reshape", @a) { @a.reshape(nil, 4) }
+    assert_equal [0, 3], empty.reshape(nil, 3).shape
   end
 
   def test_a_negative_size
