@@ -10,6 +10,8 @@
 #include "ruby/convert.h"
 #include "ruby/ruby_api.h"
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
 #include <vector>
 
@@ -282,16 +284,23 @@ VALUE where2Method(VALUE self) {
 // ---- inspect limits -------------------------------------------------------------
 
 VALUE limitValue(int v) { return v > 0 ? INT2NUM(v) : Qnil; }
-int limitFrom(VALUE v) { return RTEST(v) ? NUM2INT(v) : 0; }
+/// nil (or false) or a count under 1: no limit, as in Numo; a count past
+/// int's range is no limit either.
+int limitFrom(VALUE v, const char *op) {
+  if (!RTEST(v))
+    return 0;
+  int64_t n = int64Arg(v, op, "the limit");
+  return n > 0 ? int(std::min<int64_t>(n, INT_MAX)) : 0;
+}
 
 VALUE inspectRows(VALUE) { return limitValue(inspectLimits().rows); }
 VALUE inspectCols(VALUE) { return limitValue(inspectLimits().cols); }
 VALUE setInspectRows(VALUE, VALUE v) {
-  inspectLimits().rows = limitFrom(v);
+  inspectLimits().rows = limitFrom(v, "inspect_rows=");
   return Qnil;
 }
 VALUE setInspectCols(VALUE, VALUE v) {
-  inspectLimits().cols = limitFrom(v);
+  inspectLimits().cols = limitFrom(v, "inspect_cols=");
   return Qnil;
 }
 

@@ -302,6 +302,13 @@ class TestIO < Minitest::Test
     text = Cumo::DFloat.new(30, 10).seq.inspect
     assert_equal 31, text.lines.size, "no row elided"
     assert text.end_with?("299]]"), "no column elided"
+    # A limit is nil or an Integer, checked with the setter's name.
+    assert_fails_at_call(TypeError, "inspect_rows=") { Cumo::NArray.inspect_rows = true }
+    assert_fails_at_call(TypeError, "inspect_cols=") { Cumo::NArray.inspect_cols = "8" }
+    assert_fails_at_call(RangeError, "inspect_rows=") { Cumo::NArray.inspect_rows = 2**70 }
+    assert_fails_at_call(RangeError, "inspect_cols=") { Cumo::NArray.inspect_cols = -Float::INFINITY }
+    Cumo::NArray.inspect_rows = 2**40 # past int: no limit
+    assert_equal 2**31 - 1, Cumo::NArray.inspect_rows
   ensure
     Cumo::NArray.inspect_cols = 80
     Cumo::NArray.inspect_rows = 20
