@@ -27,6 +27,7 @@ groups.each do |(n, dtype), rows|
     impl = r[:impl]
     gc = r[:gc_before_flush]
     impl += " (GC before flush #{gc})" if gc && gc != "auto"
+    impl += " (GC at #{r[:gc_min_bytes] >> 20} MiB of temporaries)" if r[:gc_min_bytes]
     impl += " (no early starts)" if r[:early_start] == false
     host = r[:plan_us_per_iter] && r[:execute_us_per_iter] && r[:plan_us_per_iter] + r[:execute_us_per_iter]
     puts "| #{impl} | #{r[:scalars]} | #{test} | #{fmt.(r[:us_per_iter])} | #{ratio.(jax)} | " \
