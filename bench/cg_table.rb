@@ -1,12 +1,8 @@
 # bench/cg_table.rb FILE.jsonl: the README's CG table from the JSON lines of
 # bench/cg_device_run.sh (ours and the peers', one run), as Markdown.
-require "json"
+require_relative "lib/json_lines"
 
-lines = ARGF.each_line.filter_map do |l|
-  JSON.parse(l, symbolize_names: true)
-rescue JSON::ParserError
-  nil
-end
+lines = JsonLines.read(ARGF)
 cg = lines.select { |l| l[:bench] == "cg" && !l[:error] }
 floor = lines.find { |l| l[:bench] == "ruby_floor" }
 memory = lines.find { |l| l[:bench] == "cg_memory" }

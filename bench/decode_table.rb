@@ -4,13 +4,9 @@
 # and host syncs per token, compiles and instantiations after token 2, and
 # how many leading tokens agree with torch_eager's on the same weights;
 # then issue 8's targets at batch 1, met or not.
-require "json"
+require_relative "lib/json_lines"
 
-lines = ARGF.each_line.filter_map do |l|
-  JSON.parse(l, symbolize_names: true) if l.start_with?("{")
-rescue JSON::ParserError
-  nil
-end
+lines = JsonLines.read(ARGF)
 rows = lines.select { |l| l[:bench] == "decode" }
 fmt = ->(x, digits = 2) { x.nil? ? "" : format("%.#{digits}f", x) }
 profiled = ->(r) { rows.find { |p| p[:impl] == "cumo" && p[:tag] == "profiled" && p[:dtype] == r[:dtype] && p[:batch] == r[:batch] } }

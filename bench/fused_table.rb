@@ -5,11 +5,9 @@
 # same bytes on either side; ours also back to back (b2b_us: ops queued
 # without a wait, timed as PyTorch's are; from a pass without
 # CUMO_PROFILE where there is one) where the lines have it.
-require "json"
+require_relative "lib/json_lines"
 
-lines = ARGF.each_line.filter_map do |l|
-  JSON.parse(l, symbolize_names: true) if l.start_with?("{")
-end
+lines = JsonLines.read(ARGF)
 all = lines.select { |l| l[:bench] == "fused_ops" }
 # A line of the back-to-back pass (--timing b2b, without CUMO_PROFILE)
 # gives its b2b_us to the profiled pass's line of the same case.

@@ -2,9 +2,9 @@
 # of bench/matmul.rb and bench/peers/matmul.py (one run): per dtype and
 # shape, ours and torch.matmul in device microseconds, their ratio, and for
 # the gemv its bandwidth against the device's copy of the same weight.
-require "json"
+require_relative "lib/json_lines"
 
-lines = ARGF.each_line.filter_map { |l| JSON.parse(l, symbolize_names: true) if l.start_with?("{") }
+lines = JsonLines.read(ARGF)
 rows = lines.select { |l| l[:bench] == "matmul" }
 find = lambda do |impl, dtype, m, k, n, op = nil|
   rows.find { |l| l[:impl] == impl && l[:dtype] == dtype && l[:m] == m && l[:k] == k && l[:n] == n && l[:op] == op }

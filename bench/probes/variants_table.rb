@@ -1,13 +1,9 @@
 # bench/probes/variants_table.rb FILE.jsonl: kernel_times' lines with
 # --variants as Markdown, each variant's microseconds against its generated
 # kernel's (the ratio under 1 is the faster variant).
-require "json"
+require_relative "../lib/json_lines"
 
-lines = ARGF.each_line.filter_map do |l|
-  JSON.parse(l, symbolize_names: true) if l.start_with?("{")
-rescue JSON::ParserError
-  nil
-end
+lines = JsonLines.read(ARGF)
 rows = lines.select { |l| l[:bench] == "kernel_times" && l[:us] }
 device = rows.first&.dig(:device) || "?"
 puts "kernel_times variants, #{device}:"
