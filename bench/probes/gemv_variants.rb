@@ -20,7 +20,7 @@
 # other than the generator's; the harness sizes the partials' scratch for
 # that grid. The source is unchanged, so the results are the same but for
 # the order of the partial sums.
-require "json"
+require_relative "../lib/json_lines"
 require_relative "variant_files"
 
 src_dir, out_dir = ARGV
@@ -31,18 +31,16 @@ COLUMNS = { "qkv" => 2304, "fc" => 3072, "attn_proj" => 768, "mlp_proj" => 768,
             "plain_768x2304" => 2304, "plain_3072x768" => 768 }.freeze
 SPLITS = [1, 2, 3, 4, 6].freeze
 
-launches = File.readlines(File.join(src_dir, "dry_run.jsonl")).filter_map do |line|
-  JSON.parse(line) if line.start_with?("{")
-end
-launch_of = ->(stem) { launches.find { |l| "#{l['case']}_#{l['dtype']}_#{l['kernel']}" == stem } }
+launches = File.open(File.join(src_dir, "dry_run.jsonl")) { |f| JsonLines.read(f) }
+launch_of = ->(stem) { launches.find { |l| "#{l[:case]}_#{l[:dtype]}_#{l[:kernel]}" == stem } }
 
 VariantFiles.write_all(src_dir, out_dir, "{#{COLUMNS.keys.join(',')}}_*_0.cu", "product") do |text, stem, path|
   launch = launch_of.(stem) or abort "#{path}: no line for #{stem} in dry_run.jsonl"
   cv = text[/constexpr int CV = (\d+);/, 1] or abort "#{path}: no CV"
   columns = COLUMNS.fetch(stem[/\A(.+)_[A-Za-z]+_0\z/, 1])
-  tiles = -(-columns / (launch["lanes"] * Integer(cv)))
-  generated = launch["grid"] / tiles
-  abort "#{path}: grid #{launch['grid']} is not a multiple of #{tiles} tiles" unless launch["grid"] % tiles == 0
+  tiles = -(-columns / (launch[:lanes] * Integer(cv)))
+  generated = launch[:grid] / tiles
+  abort "#{path}: grid #{launch[:grid]} is not a multiple of #{tiles} tiles" unless launch[:grid] % tiles == 0
   (SPLITS - [generated]).to_h do |s|
     ["splits#{s}", "// kernel_times grid: #{tiles * s}\n#{text}"]
   end

@@ -384,7 +384,7 @@ class TestLazy < Minitest::Test
       print Cumo::CUDA::MemoryPool.total_bytes, " ", Cumo::CUDA::MemoryPool.used_bytes
     RUBY
     array = 512 * 512 * 4
-    totals = { "4194304" => nil, "100000000000" => nil }.to_h do |budget, _|
+    totals = %w[4194304 100000000000].to_h do |budget|
       out, err, status = Open3.capture3({ "CUMO_GC_GROWTH_BYTES" => budget }, RbConfig.ruby, "-e", script)
       assert status.success?, err
       [budget, out.split.map(&:to_i)]
