@@ -61,17 +61,24 @@ void PendingList::noteRead() {
 }
 
 void PendingList::add(Node *n) {
-  if (flush_ && !flushing_ && spent(1) && ring_.size() == limits_.window) {
+  bool opBoundary = opDepth_ == 0 || !opRecorded_;
+  opRecorded_ = opDepth_ > 0;
+  if (opBoundary && flush_ && !flushing_ && spent(1) &&
+      ring_.size() == limits_.window) {
     uint64_t window = windowHash();
     bool cut = false;
     if (!haveSegmentStart_ || (spent(2) && !reanchored_)) {
       // No known phase (the first segment), or the phase a cut used to
       // repeat never came round in a whole budget (another loop runs now):
       // the window of this point becomes the one to cut at when it comes
-      // round again.
-      segmentStart_ = window;
-      haveSegmentStart_ = true;
-      reanchored_ = true;
+      // round again. Preferably a point just after a full reduction: the
+      // kernel that makes it ends there anyway (what reads a grid's total
+      // waits for the whole grid), so a cut there splits no fused kernel.
+      if (afterFullReduction_ || spent(3)) {
+        segmentStart_ = window;
+        haveSegmentStart_ = true;
+        reanchored_ = true;
+      }
     } else if (window == segmentStart_) {
       cut = true;
     } else if (spent(limits_.hardFactor)) {
@@ -91,6 +98,7 @@ void PendingList::add(Node *n) {
   ++sinceRead_;
   if (readChunk_ && sinceRead_ > 2 * readChunk_ * limits_.readChunks)
     readChunk_ = 0;
+  afterFullReduction_ = isReduction(n->op()) && n->ndim() == 0;
   n->serial = nextSerial_++;
   n->pendingIndex = uint32_t(nodes_.size());
   nodes_.push_back(n);

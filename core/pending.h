@@ -32,6 +32,24 @@ public:
 
   static PendingList &get();
 
+  /// One op's recording. A budget cut happens only before an op's first
+  /// node, never between the nodes of one op: a cut there would store the
+  /// op's temporaries (an argmax's Int64 candidates, 8 bytes an element),
+  /// which fusion would otherwise never write. The Ruby layer opens one
+  /// around each engine call; a nested scope is part of the outer op.
+  /// Nodes recorded outside any scope (C++ tests) are each an op.
+  class OpScope {
+  public:
+    OpScope() {
+      PendingList &l = get();
+      if (l.opDepth_++ == 0)
+        l.opRecorded_ = false;
+    }
+    ~OpScope() { --get().opDepth_; }
+    OpScope(const OpScope &) = delete;
+    OpScope &operator=(const OpScope &) = delete;
+  };
+
   /// Records a new pending node. May first call the flush hook when the
   /// budget is spent and this point repeats the start of the segment.
   void add(Node *n);
@@ -78,6 +96,9 @@ private:
   bool haveSegmentStart_ = false;
   bool reanchored_ = false; ///< this segment already took a new phase
   bool flushing_ = false;
+  unsigned opDepth_ = 0;     ///< open OpScopes
+  bool opRecorded_ = false;  ///< the open op recorded a node already
+  bool afterFullReduction_ = false; ///< the last node was a 0-dim reduction
   size_t sinceRead_ = 0;  ///< nodes recorded since the last read
   size_t readChunk_ = 0;  ///< the chunk budget of a reading loop, or 0
   Limits limits_;

@@ -8,6 +8,7 @@
 #include "core/array.h"
 #include "core/error.h"
 #include "core/format.h"
+#include "core/pending.h"
 #include "ops/creation.h"
 
 #include <ruby.h>
@@ -76,6 +77,9 @@ template <class F> bool engineCall(F &&f, ErrorKind &kind, VALUE &message) {
   lockEngine();
   std::string text;
   try {
+    // One Ruby call is one op: the pending list cuts before it, never in
+    // the middle of its nodes.
+    PendingList::OpScope op;
     ensureEngine();
     f();
     unlockEngine();

@@ -735,6 +735,7 @@ struct FakeFlusher {
   PendingList &pending = PendingList::get();
   PendingList::Limits saved = pending.limits();
   std::vector<size_t> segments;
+  std::vector<OpKind> lastOps; ///< each segment's last node's op
   uint64_t hardBefore = pending.hardFlushes;
 
   FakeFlusher() {
@@ -743,6 +744,8 @@ struct FakeFlusher {
       segments.push_back(pending.liveCount());
       llvm::SmallVector<NodeRef, 128> nodes;
       pending.collect(nodes);
+      if (!nodes.empty())
+        lastOps.push_back(nodes.back()->op());
       for (const NodeRef &n : nodes)
         n->materialize(Ref<Buffer>(), Layout::contiguous(n->shape()));
       pending.clearAfterFlush();
@@ -859,6 +862,7 @@ TEST_CASE("PendingList splits the segment of a loop that reads into chunks") {
 
 TEST_CASE("PendingList's hard limit cuts a loop that never repeats") {
   FakeFlusher flusher;
+  PendingList::get().limits().nodes = 64; // 2000 nodes pass the limit often
   std::mt19937 rng(12345);
   std::deque<NodeRef> recent;
   recent.push_back(record(OpKind::Fill, DType::DFloat, {8}));
@@ -875,10 +879,81 @@ TEST_CASE("PendingList's hard limit cuts a loop that never repeats") {
   const PendingList::Limits &l = PendingList::get().limits();
   size_t hard = l.nodes * l.hardFactor;
   REQUIRE(flusher.segments.size() == 2000 / hard);
+  REQUIRE(flusher.segments.size() >= 5);
   for (size_t s : flusher.segments)
     CHECK(s == hard);
   CHECK(flusher.hardFlushes() == flusher.segments.size());
   CHECK(PendingList::get().liveCount() < hard);
+  PendingList::get().clearAfterFlush();
+}
+
+TEST_CASE("PendingList cuts between ops, never inside one") {
+  // Ops of seven nodes each (a composite op such as argmax), in a stream
+  // that never repeats, so only the hard limit cuts: every cut falls
+  // before an op's first node, and an op that crosses the limit finishes
+  // first. The inner scope is part of its op.
+  FakeFlusher flusher;
+  PendingList::get().limits().nodes = 64;
+  std::mt19937 rng(777);
+  std::deque<NodeRef> recent;
+  recent.push_back(record(OpKind::Fill, DType::DFloat, {8}));
+  const int opNodes = 7;
+  for (int op = 0; op < 400; ++op) {
+    PendingList::OpScope scope;
+    for (int j = 0; j < opNodes; ++j) {
+      PendingList::OpScope inner;
+      size_t back = rng() % recent.size();
+      recent.push_back(record(OpKind::Add, DType::DFloat, {8},
+                              {recent.back(), recent[recent.size() - 1 - back]}));
+      if (recent.size() > 24)
+        recent.pop_front();
+    }
+  }
+  const PendingList::Limits &l = PendingList::get().limits();
+  size_t hard = l.nodes * l.hardFactor;
+  CAPTURE(flusher.segments);
+  REQUIRE(flusher.segments.size() >= 2);
+  // The first segment holds the Fill besides whole ops.
+  CHECK(flusher.segments[0] % opNodes == 1);
+  for (size_t i = 1; i < flusher.segments.size(); ++i) {
+    CHECK(flusher.segments[i] % opNodes == 0);
+    CHECK(flusher.segments[i] >= hard);
+    CHECK(flusher.segments[i] < hard + opNodes);
+  }
+  PendingList::get().clearAfterFlush();
+}
+
+TEST_CASE("PendingList cuts a loop just after its full reduction") {
+  // A loop of period 11 whose fifth op is a 0-dim sum, as a CG iteration's
+  // dot: the kernel that makes a grid's total ends there anyway, so every
+  // cut falls just after it and splits no fused kernel. (At the plain
+  // budget's phase, 1024 nodes, the cut would fall after op 1024 % 11.)
+  FakeFlusher flusher;
+  const int period = 11, sumAt = 4;
+  NodeRef prev = record(OpKind::Fill, DType::DFloat, {8});
+  NodeRef iterStart = prev;
+  for (int it = 0; it < 2000; ++it) {
+    NodeRef start = record(OpKind::Add, DType::DFloat, {8}, {prev, iterStart});
+    prev = start;
+    NodeRef total;
+    for (int j = 1; j < period; ++j) {
+      if (j == sumAt) {
+        total = record(OpKind::Sum, DType::DFloat, {}, {prev});
+        prev = total;
+      } else {
+        prev = record(OpKind::Add, DType::DFloat, {8}, {prev, start});
+      }
+    }
+    iterStart = start;
+  }
+  CAPTURE(flusher.segments);
+  REQUIRE(flusher.segments.size() >= 5);
+  for (size_t i = 0; i < flusher.lastOps.size(); ++i) {
+    CAPTURE(i);
+    CHECK(flusher.lastOps[i] == OpKind::Sum);
+  }
+  for (size_t i = 1; i < flusher.segments.size(); ++i)
+    CHECK(flusher.segments[i] % period == 0);
   PendingList::get().clearAfterFlush();
 }
 

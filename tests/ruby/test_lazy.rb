@@ -329,6 +329,30 @@ class TestLazy < Minitest::Test
     assert_equal results["off"][:total], results["on"][:total]
   end
 
+  # A budget cut falls between ops, never inside one: argmax records a
+  # dozen nodes (an Int64 index sequence, a hit mask, candidates), which a
+  # cut in their middle would store. At a budget of one node, twenty
+  # argmaxes store exactly what they store with no cut at all.
+  def test_budget_cuts_fall_between_ops
+    script = <<~RUBY
+      require "cumo/narray"
+      a = Cumo::SFloat.new(100_000).seq
+      Cumo.sync
+      Cumo.reset_stats
+      found = 20.times.map { |i| (a * (i + 1)).argmax }
+      print found.map { |x| Integer(x) }.uniq.inspect, " ",
+            Cumo.stats[:stored_bytes], " ", Cumo.stats[:budget_flushes]
+    RUBY
+    runs = [nil, "1"].map do |budget|
+      env = budget ? { "CUMO_PENDING_NODES" => budget } : {}
+      out, err, status = Open3.capture3(env, RbConfig.ruby, "-e", script)
+      assert status.success?, err
+      out.split
+    end
+    assert_equal [["[99999]", "0"], ["[99999]", "19"]], runs.map { |r| r.values_at(0, 2) }
+    assert_equal runs[0][1], runs[1][1], "stored bytes without and with budget cuts"
+  end
+
   # The spec's "Reading The Memory Numbers", as it prints them: the pool's
   # counts answer for the work recorded so far (they run what is pending,
   # as a read does), and a dropped array's buffer counts until the GC has
