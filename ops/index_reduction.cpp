@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "ops/compose.h"
 #include "ops/creation.h"
+#include "ops/index_dtype.h"
 #include "ops/math.h"
 #include "ops/record.h"
 
@@ -74,7 +75,7 @@ NodeRef indexReductionOp(IndexReduction which, const ArrayHandle &a,
     fallback = binary(OpKind::Add, fallback, binary(OpKind::Mul, none, first));
   }
   NodeRef answer = binary(OpKind::Add, least, fallback);
-  DType out = numElements(a.shape()) <= int64_t(UINT32_MAX) ? DType::Int32 : DType::Int64;
+  DType out = indexResultType(numElements(a.shape()));
   return castNode(answer, out);
 }
 

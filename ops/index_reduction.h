@@ -20,9 +20,9 @@ enum class IndexReduction : uint8_t { MaxIndex, MinIndex, ArgMax, ArgMin };
 const char *indexReductionName(IndexReduction which);
 
 /// The index reduction `which` of `a` over `axes` (empty: all). Answers
-/// Int32 when every index fits 32 bits, else Int64 (Numo's rule). NaN is
-/// skipped, unless `propagateNan` (nan: true), when a line holding one
-/// answers the index of its first NaN.
+/// Int32 when every index fits a signed 32-bit integer, else Int64
+/// (indexResultType). NaN is skipped, unless `propagateNan` (nan: true),
+/// when a line holding one answers the index of its first NaN.
 NodeRef indexReductionOp(IndexReduction which, const ArrayHandle &a,
                          llvm::ArrayRef<int64_t> axes, bool keepdims,
                          bool propagateNan = false);

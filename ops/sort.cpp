@@ -1,6 +1,7 @@
 #include "ops/sort.h"
 
 #include "core/error.h"
+#include "ops/index_dtype.h"
 #include "ops/record.h"
 #include "ops/reference.h"
 
@@ -57,7 +58,7 @@ NodeRef sortIndexOp(const ArrayHandle &a, std::optional<int64_t> axis) {
   std::optional<int64_t> d;
   if (axis)
     d = lineAxis(a, *axis, OpKind::SortIndex);
-  DType out = numElements(a.shape()) <= int64_t(UINT32_MAX) ? DType::Int32 : DType::Int64;
+  DType out = indexResultType(numElements(a.shape()));
   return lineNode(OpKind::SortIndex, out, a.shape(), a.value(), d);
 }
 

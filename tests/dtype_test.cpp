@@ -5,6 +5,7 @@
 // classes, and the complex functions against std::complex.
 #include "core/dtype.h"
 #include "core/scalar.h"
+#include "ops/index_dtype.h"
 #include "ops/portable_ops.h"
 #include "ops/reference.h"
 
@@ -329,4 +330,15 @@ TEST_CASE("complex generators: both parts drawn, the real part as the real class
   }
   dcomplex q = cumo_ops::seq_dcomplex(1, 1, 0, 1, 2);
   CHECK((q.re == 1.0 && q.im == 3.0));
+}
+
+TEST_CASE("an index result is Int32 while every index fits, then Int64") {
+  // The largest index of n elements is n - 1: 2**31 elements end at
+  // INT32_MAX, one more would wrap (Numo keeps Int32 to 2**32 - 1).
+  CHECK(indexResultType(0) == DType::Int32);
+  CHECK(indexResultType(1) == DType::Int32);
+  CHECK(indexResultType(int64_t(1) << 31) == DType::Int32);
+  CHECK(indexResultType((int64_t(1) << 31) + 1) == DType::Int64);
+  CHECK(indexResultType((int64_t(1) << 32) - 1) == DType::Int64);
+  CHECK(indexResultType(int64_t(1) << 40) == DType::Int64);
 }
