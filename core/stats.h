@@ -26,6 +26,8 @@ namespace cumo {
   X(plan_cache_hits)                                                           \
   X(plan_cache_misses)                                                         \
   X(stored_bytes)                                                              \
+  X(gcs_before_flush)                                                          \
+  X(gc_before_flush_ns)                                                        \
   X(matmul_copies)                                                             \
   X(library_captures)                                                          \
   X(library_epilogues)                                                         \

@@ -21,6 +21,7 @@
 
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -223,9 +224,13 @@ void Engine::flush() {
   const Plan &plan = t->plan;
   if (collectBefore(*t, nodes)) {
     // The nodes are held by `nodes`: only their wrappers can go.
+    auto started = std::chrono::steady_clock::now();
     HostHooks::get().collectYoungGarbage();
     releaseDead();
     device().pool().noteCollected();
+    noteGcTime(uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now() - started)
+                            .count()));
   }
   llvm::SmallVector<Ref<Buffer>, 8> buffers(plan.buffers.size());
   MemoryPool &pool = device().pool();
@@ -318,11 +323,18 @@ bool Engine::collectBefore(const PlanTemplate &t, llvm::ArrayRef<NodeRef> nodes)
   optionalSinceGc_ += optional;
   bool optionalDue =
       optional > 0 && (gcBeforeFlush_ == GcBeforeFlush::Always ||
-                       optionalSinceGc_ >= gcMinOptionalBytes_);
+                       optionalSinceGc_ >= gcCost_.thresholdBytes(gcMinOptionalBytes_));
   if (!poolDue && !optionalDue)
     return false;
   optionalSinceGc_ = 0;
   return true;
+}
+
+void Engine::noteGcTime(uint64_t ns) {
+  Stats &stats = Stats::get();
+  ++stats.gcs_before_flush;
+  stats.gc_before_flush_ns += ns;
+  gcCost_.noteGc(ns);
 }
 
 void Engine::tagIndexChecks(PlanTemplate &t, llvm::ArrayRef<NodeRef> nodes) {

@@ -7,6 +7,7 @@
 #include "core/array.h"
 #include "fusion/plan.h"
 #include "graph/executor.h"
+#include "graph/gc_cost.h"
 #include "graph/plan_cache.h"
 #include "graph/plan_dump.h"
 
@@ -59,11 +60,15 @@ private:
   /// get no memory and no writes: Auto once the optional outputs the
   /// plans since the last such GC would write (those whose nodes are still
   /// wrapped: memory only a GC can give back), this one included, reach
-  /// gcMinOptionalBytes_.
+  /// gcCost_.thresholdBytes(gcMinOptionalBytes_).
   enum class GcBeforeFlush : uint8_t { Never, Auto, Always };
   GcBeforeFlush gcBeforeFlush_ = GcBeforeFlush::Auto;
   size_t gcMinOptionalBytes_ = size_t(64) << 20;
   size_t optionalSinceGc_ = 0;
+  /// The GCs' cost so far, which sets how many optional bytes the next
+  /// must save (GcCostModel::thresholdBytes).
+  GcCostModel gcCost_;
+  void noteGcTime(uint64_t ns);
   /// Whether this flush of `plan` should collect first: for its optional
   /// outputs (above), or because the pool would grow to give its buffers
   /// while a GC could return enough (MemoryPool::collectionDue).

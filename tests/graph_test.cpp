@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/stats.h"
 #include "fusion/plan_print.h"
+#include "graph/gc_cost.h"
 
 #include "test_helpers.h"
 
@@ -1188,4 +1189,27 @@ TEST_CASE("more fused shapes compute what they were written as") {
       CHECK(v < (int64_t(1) << 50));
     }
   }
+}
+
+TEST_CASE("GcCostModel: a GC pays once the optional bytes outweigh its time") {
+  GcCostModel model;
+  const size_t floor = size_t(64) << 20;
+  // No GC timed yet: the floor (CUMO_GC_MIN_BYTES).
+  CHECK(model.thresholdBytes(floor) == floor);
+  // 40 us, the CG bench's heap: 80 MB at 2 TB/s, over the floor.
+  model.noteGc(40000);
+  CHECK(model.averageNs() == 40000);
+  CHECK(model.thresholdBytes(floor) == size_t(40000 * GcCostModel::kStoreBytesPerNs));
+  // A fast GC leaves the floor in charge.
+  GcCostModel fast;
+  fast.noteGc(1000);
+  CHECK(fast.thresholdBytes(floor) == floor);
+  // One slow GC moves the average a quarter of the way.
+  model.noteGc(3000000);
+  CHECK(model.averageNs() == (3 * 40000 + 3000000) / 4);
+  // A heap of a million slots (3 ms a GC): gigabytes, so only the pool's
+  // growth collects.
+  for (int i = 0; i < 20; ++i)
+    model.noteGc(3000000);
+  CHECK(model.thresholdBytes(floor) > (size_t(5) << 30));
 }
