@@ -79,6 +79,11 @@ opts[:variants].split(",").reject(&:empty?).each do |variant|
     nvrtc_compiles: stats[:nvrtc_compiles], host_syncs: stats[:host_syncs],
     nodes_per_iter: (stats[:nodes_recorded].to_f / done).round(2),
     plans_run: stats[:plans_run], plan_cache_misses: stats[:plan_cache_misses],
+    # The minor GCs before flushes (graph/gc_cost.h) and what the plans
+    # stored: host time against device writes.
+    gcs_before_flush: stats[:gcs_before_flush],
+    gc_us_per_iter: (stats[:gc_before_flush_ns] / 1e3 / done).round(3),
+    stored_mb_per_iter: (stats[:stored_bytes] / 1e6 / done).round(3),
     # With CUMO_PROFILE=1: host time per iteration spent planning flushes,
     # launching them, and waiting for reads; the rest is recording.
     plan_us_per_iter: stats[:plan_ns] && (stats[:plan_ns] / 1e3 / done).round(3),
