@@ -68,6 +68,7 @@ opts[:variants].split(",").reject(&:empty?).each do |variant|
     gc_before_flush: ENV["CUMO_GC_BEFORE_FLUSH"].to_s.empty? ? "auto" : ENV["CUMO_GC_BEFORE_FLUSH"],
     # Its threshold of optional outputs (CUMO_GC_MIN_BYTES), where set.
     gc_min_bytes: ENV["CUMO_GC_MIN_BYTES"].to_s.empty? ? nil : Integer(ENV["CUMO_GC_MIN_BYTES"]),
+    gc_store_bytes_per_ns: ENV["CUMO_GC_STORE_BYTES_PER_NS"].to_s.empty? ? nil : Float(ENV["CUMO_GC_STORE_BYTES_PER_NS"]),
     early_start: ENV["CUMO_EARLY_START"] != "0",
     dtype: opts[:dtype], scalars: scalars, check_every: check_every,
     iterations: done, us_per_iter: (elapsed * 1e6 / done).round(3),

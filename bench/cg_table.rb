@@ -15,8 +15,8 @@ groups.each do |(n, dtype), rows|
   torch_graph = rows.find { |r| r[:impl] == "torch_graph" }
   puts "#{n}x#{n} #{dtype}, #{device}:"
   puts
-  puts "| implementation | scalars | test | us/iter | x JAX fori | x torch graph | kernels/iter | device us/iter | plan + launch us/iter | host syncs | rel. residual |"
-  puts "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+  puts "| implementation | scalars | test | us/iter | x JAX fori | x torch graph | kernels/iter | device us/iter | plan + launch us/iter | GC us/iter | stored MB/iter | host syncs | rel. residual |"
+  puts "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   rows.each do |r|
     test = r[:check_every].to_i.zero? ? "never" : "every #{r[:check_every]}"
     ratio = ->(peer) { peer && r[:us_per_iter] ? fmt.(r[:us_per_iter] / peer[:us_per_iter], 2) : "" }
@@ -24,11 +24,14 @@ groups.each do |(n, dtype), rows|
     gc = r[:gc_before_flush]
     impl += " (GC before flush #{gc})" if gc && gc != "auto"
     impl += " (GC at #{r[:gc_min_bytes] >> 20} MiB of temporaries)" if r[:gc_min_bytes]
+    if r[:gc_store_bytes_per_ns]
+      impl += r[:gc_store_bytes_per_ns].zero? ? " (GC threshold fixed)" : " (GC cost at #{r[:gc_store_bytes_per_ns]} B/ns)"
+    end
     impl += " (no early starts)" if r[:early_start] == false
     host = r[:plan_us_per_iter] && r[:execute_us_per_iter] && r[:plan_us_per_iter] + r[:execute_us_per_iter]
     puts "| #{impl} | #{r[:scalars]} | #{test} | #{fmt.(r[:us_per_iter])} | #{ratio.(jax)} | " \
          "#{ratio.(torch_graph)} | #{fmt.(r[:kernels_per_iter], 2)} | #{fmt.(r[:device_us_per_iter])} | " \
-         "#{fmt.(host)} | #{r[:host_syncs]} | #{r[:relative_residual] && format('%.4e', r[:relative_residual])} |"
+         "#{fmt.(host)} | #{fmt.(r[:gc_us_per_iter], 2)} | #{fmt.(r[:stored_mb_per_iter], 2)} | #{r[:host_syncs]} | #{r[:relative_residual] && format('%.4e', r[:relative_residual])} |"
   end
   puts
 end

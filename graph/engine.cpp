@@ -131,6 +131,9 @@ Engine::Engine() {
   if (const char *v = std::getenv("CUMO_GC_MIN_BYTES"))
     if (long long n = std::strtoll(v, nullptr, 10); n >= 0)
       gcMinOptionalBytes_ = size_t(n);
+  if (const char *v = std::getenv("CUMO_GC_STORE_BYTES_PER_NS"))
+    if (double d = std::strtod(v, nullptr); d >= 0)
+      gcCost_.setStoreBytesPerNs(d);
   if (const char *v = std::getenv("CUMO_GC_GROWTH_BYTES"))
     if (long long n = std::strtoll(v, nullptr, 10); n >= 0)
       device().pool().setGrowthBudget(size_t(n));

@@ -18,7 +18,9 @@ class GcCostModel {
 public:
   /// The device's store bandwidth the rule assumes, in bytes a nanosecond:
   /// 2 TB/s, under the 3-4 TB/s of an H100's or H200's copies.
+  /// CUMO_GC_STORE_BYTES_PER_NS sets another; 0 leaves the floor alone.
   static constexpr double kStoreBytesPerNs = 2000;
+  void setStoreBytesPerNs(double v) { storeBytesPerNs_ = v; }
 
   /// A GC took `ns`: the average moves a quarter of the way, so one slow
   /// GC (a page fault, a burst of garbage) does not set the rule alone.
@@ -27,7 +29,7 @@ public:
   /// The optional bytes after which the next GC pays: `floorBytes`
   /// (CUMO_GC_MIN_BYTES), or what the device writes in a GC's time, if more.
   size_t thresholdBytes(size_t floorBytes) const {
-    double worth = double(averageNs_) * kStoreBytesPerNs;
+    double worth = double(averageNs_) * storeBytesPerNs_;
     return std::max(floorBytes, size_t(std::min(worth, 1e18)));
   }
 
@@ -35,6 +37,7 @@ public:
 
 private:
   uint64_t averageNs_ = 0;
+  double storeBytesPerNs_ = kStoreBytesPerNs;
 };
 
 } // namespace cumo

@@ -1212,4 +1212,7 @@ TEST_CASE("GcCostModel: a GC pays once the optional bytes outweigh its time") {
   for (int i = 0; i < 20; ++i)
     model.noteGc(3000000);
   CHECK(model.thresholdBytes(floor) > (size_t(5) << 30));
+  // A bandwidth of 0 (CUMO_GC_STORE_BYTES_PER_NS=0): the floor alone.
+  model.setStoreBytesPerNs(0);
+  CHECK(model.thresholdBytes(floor) == floor);
 }
