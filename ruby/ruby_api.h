@@ -77,11 +77,13 @@ template <class F> bool engineCall(F &&f, ErrorKind &kind, VALUE &message) {
   lockEngine();
   std::string text;
   try {
-    // One Ruby call is one op: the pending list cuts before it, never in
-    // the middle of its nodes.
-    PendingList::OpScope op;
-    ensureEngine();
-    f();
+    {
+      // One Ruby call is one op: the pending list cuts before it, never in
+      // the middle of its nodes. (Closed before the lock is let go.)
+      PendingList::OpScope op;
+      ensureEngine();
+      f();
+    }
     unlockEngine();
     return false;
   } catch (const Error &e) {
