@@ -27,6 +27,16 @@ class TestLazy < Minitest::Test
     ap
   end
 
+  # A fresh Ruby running `script` with `env`: [stdout, stderr, status]. A
+  # child that hangs (on a GPU, a deadlock) is stopped after `limit` seconds
+  # and fails its own test, where it would hold the whole file until the
+  # suite's timeout and leave no report.
+  def run_ruby(env, script, limit: 120)
+    out, err, status = Open3.capture3(env, "timeout", limit.to_s, RbConfig.ruby, "-e", script)
+    flunk "the child Ruby did not finish in #{limit} s (#{env.inspect})\n#{err}" if status.exitstatus == 124
+    [out, err, status]
+  end
+
   # Arrays whose values are on the device already, so a plan shows only
   # what the test records after this.
   def materialized(*arrays)
@@ -221,7 +231,7 @@ class TestLazy < Minitest::Test
         probs = e / e.sum(axis: -1, keepdims: true)
         print probs.to_a.flatten.sum.round(3)
       RUBY
-      out, err, status = Open3.capture3({ "CUMO_DUMP_GRAPH" => dir }, RbConfig.ruby, "-e", script)
+      out, err, status = run_ruby({ "CUMO_DUMP_GRAPH" => dir }, script)
       assert status.success?, err
       assert_equal "4.0", out
       # The second plan is the softmax (the first materialized x).
@@ -307,9 +317,7 @@ class TestLazy < Minitest::Test
             st[:plan_cache_misses], " ", Float(x.sum)
     RUBY
     results = %w[on off].to_h do |mode|
-      out, err, status = Open3.capture3({ "CUMO_GC_BEFORE_FLUSH" => mode, "CUMO_PENDING_NODES" => "256" },
-                                        RbConfig.ruby,
-                                        "-e", script)
+      out, err, status = run_ruby({ "CUMO_GC_BEFORE_FLUSH" => mode, "CUMO_PENDING_NODES" => "256" }, script)
       assert status.success?, err
       flushes, bytes, misses, total = out.split.map(&:to_f)
       assert_operator flushes, :>=, 10, out
@@ -345,7 +353,7 @@ class TestLazy < Minitest::Test
     RUBY
     runs = [nil, "1"].map do |budget|
       env = budget ? { "CUMO_PENDING_NODES" => budget } : {}
-      out, err, status = Open3.capture3(env, RbConfig.ruby, "-e", script)
+      out, err, status = run_ruby(env, script)
       assert status.success?, err
       out.split
     end
@@ -370,7 +378,7 @@ class TestLazy < Minitest::Test
       GC.start
       print pool.used_bytes, " ", a[0, 1].to_f
     RUBY
-    out, err, status = Open3.capture3(RbConfig.ruby, "-e", script)
+    out, err, status = run_ruby({}, script)
     assert status.success?, err
     before_used, before_total, used, after_gc, value = out.split
     assert_operator before_used.to_i, :<, 1 << 22, out
@@ -409,7 +417,7 @@ class TestLazy < Minitest::Test
     RUBY
     array = 512 * 512 * 4
     totals = %w[4194304 100000000000].to_h do |budget|
-      out, err, status = Open3.capture3({ "CUMO_GC_GROWTH_BYTES" => budget }, RbConfig.ruby, "-e", script)
+      out, err, status = run_ruby({ "CUMO_GC_GROWTH_BYTES" => budget }, script)
       assert status.success?, err
       [budget, out.split.map(&:to_i)]
     end
@@ -431,8 +439,7 @@ class TestLazy < Minitest::Test
       st = Cumo.stats
       print Float((x * 3).sum), " ", st[:kernels_launched], " ", st[:plan_cache_hits]
     RUBY
-    out, err, status = Open3.capture3({ "CUMO_CPU_SKIP_KERNELS" => "1", "CUMO_DEVICE" => "cpu" },
-                                      RbConfig.ruby, "-e", script)
+    out, err, status = run_ruby({ "CUMO_CPU_SKIP_KERNELS" => "1", "CUMO_DEVICE" => "cpu" }, script)
     assert status.success?, err
     sum, launched, hits = out.split.map(&:to_f)
     assert_equal 0.0, sum
