@@ -339,15 +339,16 @@ class TestLazy < Minitest::Test
 
   # A budget cut falls between ops, never inside one: argmax records a
   # dozen nodes (an Int64 index sequence, a hit mask, candidates), which a
-  # cut in their middle would store. At a budget of one node, twenty
-  # argmaxes store exactly what they store with no cut at all.
+  # cut in their middle would store. At a budget of one node, eight
+  # argmaxes store exactly what they store with no cut at all. (Few: on a
+  # GPU each cut is a plan of its own, and new plans compile.)
   def test_budget_cuts_fall_between_ops
     script = <<~RUBY
       require "cumo/narray"
       a = Cumo::SFloat.new(100_000).seq
       Cumo.sync
       Cumo.reset_stats
-      found = 20.times.map { |i| (a * (i + 1)).argmax }
+      found = 8.times.map { |i| (a * (i + 1)).argmax }
       print found.map { |x| Integer(x) }.uniq.inspect, " ",
             Cumo.stats[:stored_bytes], " ", Cumo.stats[:budget_flushes]
     RUBY
@@ -357,7 +358,7 @@ class TestLazy < Minitest::Test
       assert status.success?, err
       out.split
     end
-    assert_equal [["[99999]", "0"], ["[99999]", "19"]], runs.map { |r| r.values_at(0, 2) }
+    assert_equal [["[99999]", "0"], ["[99999]", "7"]], runs.map { |r| r.values_at(0, 2) }
     assert_equal runs[0][1], runs[1][1], "stored bytes without and with budget cuts"
   end
 
