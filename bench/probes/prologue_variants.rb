@@ -14,15 +14,17 @@
 # row in shared memory, then one warp folds the row's statistics in the
 # row kernel's order (so the fused result equals the unfused one bit for
 # bit), then every thread normalizes its share, reading gamma and beta.
-# Each variant keeps the fold order, so its results are the same bits:
-#   - ilp_stats: each lane loads a whole group of G elements from shared
-#     memory before folding them, where the generated loop tests the
-#     row's end before each element, which keeps a load and its add in
-#     turn (24 of each a lane and a pass at 768);
+# Each variant keeps the fold order, so its results are the same bits.
+# The first, `ilp_stats` (each lane loading a whole group of G elements
+# from shared memory before folding them, where the loop tested the row's
+# end before each element), gained 6-12% on a lent H100 (2026-12-06:
+# qkv SFloat 10.16 -> 8.90 us, fc 11.17 -> 9.91; BFloat 9.09 -> 8.51 and
+# 9.62 -> 9.04) and is now what the generator writes (emitRowPass's
+# loadsAhead), byte for byte. What is left:
 #   - early_affine: gamma's and beta's first elements of each thread
 #     loaded before the wait for the kernels before, as the weight's
 #     early loads are (they are leaves of the plan: no kernel writes them);
-#   - both.
+#     on that H100 it gained nothing (qkv SFloat 10.16 -> 10.31 us).
 # An edit whose text is not found stops the script: the generator changed,
 # and the edits must follow it.
 require_relative "variant_files"
@@ -30,44 +32,12 @@ require_relative "variant_files"
 src_dir, out_dir = ARGV
 abort "usage: prologue_variants.rb SRC_DIR OUT_DIR" unless src_dir && out_dir
 
-# The fold over shared memory, one pass (the mean's, the squares'): a
-# group's elements each tested against the row's end.
-FOLD = /    for \(IX g = lane; g \* G < n; g \+= L\)\n      for \(int e = 0; e < G && g \* G \+ e < n; \+\+e\) \{\n        const (\w+) x = load\(g \* G \+ e\);\n        (.*)\n      \}\n/
-# A whole group: its loads first, then its folds in the same order.
-def whole_groups(type, fold)
-  <<~CUDA.gsub(/^/, "    ")
-    for (IX g = lane; g * G < n; g += L) {
-      if (g * G + G <= n) {
-        #{type} group[G];
-        #pragma unroll
-        for (int e = 0; e < G; ++e) group[e] = load(g * G + e);
-        #pragma unroll
-        for (int e = 0; e < G; ++e) {
-          const #{type} x = group[e];
-          #{fold}
-        }
-      } else {
-        for (int e = 0; e < G && g * G + e < n; ++e) {
-          const #{type} x = load(g * G + e);
-          #{fold}
-        }
-      }
-    }
-  CUDA
-end
-
 # The normalization of the block's share of the row, one element a thread
 # at a time; gamma and beta read from global memory there.
 AFFINE_LOOP = /    for \(IX j = k0 \+ threadIdx\.x; j < k1; j \+= blockDim\.x\) \{\n((?:      .*\n)+?)    \}\n/
 GAMMA = "P.in2[P.in2_off + j * P.in2_s[0]]"
 BETA = "P.in3[P.in3_off + j * P.in3_s[0]]"
 WAIT = "  cumo_k::wait_for_prior_grids();\n  // The prologue"
-
-def ilp_stats(text, path)
-  edited = text.gsub(FOLD) { whole_groups(Regexp.last_match(1), Regexp.last_match(2)) }
-  abort "#{path}: the prologue's fold not found" if edited == text
-  edited
-end
 
 # A thread's first EA elements of gamma and beta, in registers before the
 # wait (768 or 3072 over 256 threads: three or twelve a thread), and the
@@ -95,9 +65,5 @@ def early_affine(text, path)
 end
 
 VariantFiles.write_all(src_dir, out_dir, "{qkv,fc}_*_0.cu", "prologue") do |text, _stem, path|
-  {
-    "ilp_stats" => ilp_stats(text, path),
-    "early_affine" => early_affine(text, path),
-    "both" => early_affine(ilp_stats(text, path), path),
-  }
+  { "early_affine" => early_affine(text, path) }
 end
