@@ -98,6 +98,11 @@ void emitFold(const KernelShape &s, const RowPass &p, bool keepTerms, std::strin
     return p.acc + " = cumo_k::" + p.op + "()(" + p.acc + ", " + term + ");";
   };
   std::string fold = foldOf(p.term);
+  // Group g's elements one at a time, each tested against the row's end.
+  auto eachTested = [&](const std::string &in) {
+    return in + "for (int e = 0; e < G && g * G + e < n; ++e) {\n" + in + "  const " + a +
+           " x = load(g * G + e);\n" + in + "  " + fold + "\n" + in + "}\n";
+  };
   os += "    " + a + " " + p.acc + " = " + p.identity + ";\n";
   if (s.rowCachedGroups > 0) {
     std::string each = "          const " + a + " x = v[k * G + e];\n          ";
@@ -119,14 +124,9 @@ void emitFold(const KernelShape &s, const RowPass &p, bool keepTerms, std::strin
     os += "        #pragma unroll\n";
     os += "        for (int e = 0; e < G; ++e) {\n";
     os += "          const " + a + " x = group[e];\n          " + fold + "\n        }\n";
-    os += "      } else {\n";
-    os += "        for (int e = 0; e < G && g * G + e < n; ++e) {\n";
-    os += "          const " + a + " x = load(g * G + e);\n          " + fold + "\n        }\n";
-    os += "      }\n    }\n";
+    os += "      } else {\n" + eachTested("        ") + "      }\n    }\n";
   } else {
-    os += "    for (IX g = lane; g * G < n; g += L)\n";
-    os += "      for (int e = 0; e < G && g * G + e < n; ++e) {\n";
-    os += "        const " + a + " x = load(g * G + e);\n        " + fold + "\n      }\n";
+    os += "    for (IX g = lane; g * G < n; g += L)\n" + eachTested("      ");
   }
   // Every lane of the row takes the folded value.
   if (s.rowWarp) {
