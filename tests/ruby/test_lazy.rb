@@ -287,7 +287,8 @@ class TestLazy < Minitest::Test
   # which outputs Ruby still holds, so the temporaries of `x += v * s` get
   # no memory and no writes, and the plans stay the same flush after flush;
   # off stores every temporary whose wrapper the GC has not reached. (The
-  # default, auto, collects only when the optional outputs reach 16 MiB.)
+  # default, auto, collects only when the optional outputs reach 64 MiB,
+  # or more where a GC is slow: graph/gc_cost.h.)
   def test_gc_before_flush_stores_only_live_values_with_stable_plans
     script = <<~RUBY
       require "cumo/narray"
