@@ -6,11 +6,12 @@
 # with to_a. DESIGN.md's agreement rule: relative, 1e-4 in SFloat (1e-10
 # here in DFloat). Then the example itself runs in a child process.
 require "minitest/autorun"
-require "rbconfig"
-require "open3"
 require "cumo/narray"
+require_relative "child_ruby"
 
 class TestCG < Minitest::Test
+  include ChildRuby
+
   N = 16
   ITERATIONS = 40
   EXAMPLE = File.expand_path("../../examples/cg.rb", __dir__)
@@ -149,7 +150,7 @@ class TestCG < Minitest::Test
   # ---- examples/cg.rb ------------------------------------------------------------
 
   def test_the_example_runs
-    out, err, status = Open3.capture3(RbConfig.ruby, EXAMPLE, "16", "30", "5")
+    out, err, status = run_ruby({}, EXAMPLE, "16", "30", "5")
     assert status.success?, "examples/cg.rb failed:\n#{err}"
     lines = out.lines
     assert_equal 5, lines.size, out
@@ -169,7 +170,7 @@ class TestCG < Minitest::Test
 
   def test_the_example_agrees_with_the_reference
     # 30 iterations without a convergence test, in DFloat.
-    out, err, status = Open3.capture3(RbConfig.ruby, EXAMPLE, "16", "30", "0", "DFloat")
+    out, err, status = run_ruby({}, EXAMPLE, "16", "30", "0", "DFloat")
     assert status.success?, err
     residual = Float(out[/relative residual (\S+)/, 1])
     Cumo::NArray.srand(0)

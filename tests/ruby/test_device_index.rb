@@ -9,11 +9,12 @@
 # and the line that recorded it; a position written twice takes the last
 # value.
 require "minitest/autorun"
-require "open3"
-require "rbconfig"
 require "cumo/narray"
+require_relative "child_ruby"
 
 class TestDeviceIndex < Minitest::Test
+  include ChildRuby
+
   INT_CLASSES = [Cumo::Int8, Cumo::Int16, Cumo::Int32, Cumo::Int64,
                  Cumo::UInt8, Cumo::UInt16, Cumo::UInt32, Cumo::UInt64].freeze
 
@@ -200,7 +201,7 @@ class TestDeviceIndex < Minitest::Test
       end
       p b.to_a
     RUBY
-    out, err, status = Open3.capture3({ "CUMO_PENDING_NODES" => "8" }, RbConfig.ruby, "-e", script)
+    out, err, status = run_ruby({ "CUMO_PENDING_NODES" => "8" }, "-e", script)
     assert status.success?, err
     assert_equal "[[36.0, 45.0, 54.0, 63.0], [40.0, 50.0, 60.0, 70.0]]", out.strip
   end

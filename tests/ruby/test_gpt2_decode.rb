@@ -15,16 +15,17 @@
 # files of the wrong shape or dtype, truncated, or not the format, each a
 # Ruby exception naming what and where, raised before anything is recorded.
 require "minitest/autorun"
-require "rbconfig"
-require "open3"
 require "tmpdir"
 require "json"
 require "cumo/narray"
+require_relative "child_ruby"
 require "cumo/safetensors"
 require_relative "../../examples/gpt2/model"
 require_relative "../../examples/gpt2/reference"
 
 class TestGPT2Decode < Minitest::Test
+  include ChildRuby
+
   STEPS = 32
   EXAMPLE = File.expand_path("../../examples/gpt2_decode.rb", __dir__)
 
@@ -294,8 +295,8 @@ class TestGPT2Decode < Minitest::Test
   # ---- the example ---------------------------------------------------------------
 
   def test_example_runs_and_agrees_with_the_reference
-    out, err, status = Open3.capture3(RbConfig.ruby, EXAMPLE, "--tiny", "--dtype", "DFloat",
-                                      "--tokens", "12", "--check", "--json")
+    out, err, status = run_ruby({}, EXAMPLE, "--tiny", "--dtype", "DFloat",
+                                "--tokens", "12", "--check", "--json")
     assert status.success?, "gpt2_decode.rb failed:\n#{out}\n#{err}"
     line = JSON.parse(out.lines.last)
     assert_equal true, line["reference_agrees"]
@@ -308,7 +309,7 @@ class TestGPT2Decode < Minitest::Test
     assert_equal 0.0, line["host_syncs_per_token"]
     assert_equal 1.0, line["plans_per_token"]
     assert_equal 0, line["nvrtc_compiles_after_token2"]
-    _, err, status = Open3.capture3(RbConfig.ruby, EXAMPLE, "--tiny", "--prompt", "128")
+    _, err, status = run_ruby({}, EXAMPLE, "--tiny", "--prompt", "128")
     refute status.success?
     assert_match(/prompt token 128 is outside the vocabulary/, err)
   end

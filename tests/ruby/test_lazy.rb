@@ -6,12 +6,13 @@
 # stay on the device, Cumo.stats and Cumo.reset_stats, Cumo.sync, the bound
 # on a loop that never reads, and a memory pool that stays flat.
 require "minitest/autorun"
-require "open3"
-require "rbconfig"
 require "tmpdir"
 require "cumo/narray"
+require_relative "child_ruby"
 
 class TestLazy < Minitest::Test
+  include ChildRuby
+
   STATS_KEYS = %i[kernels_launched graphs_built graph_instantiations graph_updates
                   graph_replays graph_cache_hits graph_cache_misses nvrtc_compiles
                   disk_cache_hits host_syncs bytes_allocated].freeze
@@ -25,16 +26,6 @@ class TestLazy < Minitest::Test
     ap[true, 1..-1] -= v[true, 0..-2]
     ap[true, 0..-2] -= v[true, 1..-1]
     ap
-  end
-
-  # A fresh Ruby running `script` with `env`: [stdout, stderr, status]. A
-  # child that hangs (on a GPU, a deadlock) is stopped after `limit` seconds
-  # and fails its own test, where it would hold the whole file until the
-  # suite's timeout and leave no report.
-  def run_ruby(env, script, limit: 120)
-    out, err, status = Open3.capture3(env, "timeout", limit.to_s, RbConfig.ruby, "-e", script)
-    flunk "the child Ruby did not finish in #{limit} s (#{env.inspect})\n#{err}" if status.exitstatus == 124
-    [out, err, status]
   end
 
   # Arrays whose values are on the device already, so a plan shows only
@@ -231,7 +222,7 @@ class TestLazy < Minitest::Test
         probs = e / e.sum(axis: -1, keepdims: true)
         print probs.to_a.flatten.sum.round(3)
       RUBY
-      out, err, status = run_ruby({ "CUMO_DUMP_GRAPH" => dir }, script)
+      out, err, status = run_ruby({ "CUMO_DUMP_GRAPH" => dir }, "-e", script)
       assert status.success?, err
       assert_equal "4.0", out
       # The second plan is the softmax (the first materialized x).
@@ -318,7 +309,7 @@ class TestLazy < Minitest::Test
             st[:plan_cache_misses], " ", Float(x.sum)
     RUBY
     results = %w[on off].to_h do |mode|
-      out, err, status = run_ruby({ "CUMO_GC_BEFORE_FLUSH" => mode, "CUMO_PENDING_NODES" => "256" }, script)
+      out, err, status = run_ruby({ "CUMO_GC_BEFORE_FLUSH" => mode, "CUMO_PENDING_NODES" => "256" }, "-e", script)
       assert status.success?, err
       flushes, bytes, misses, total = out.split.map(&:to_f)
       assert_operator flushes, :>=, 10, out
@@ -355,7 +346,7 @@ class TestLazy < Minitest::Test
     RUBY
     runs = [nil, "1"].map do |budget|
       env = budget ? { "CUMO_PENDING_NODES" => budget } : {}
-      out, err, status = run_ruby(env, script)
+      out, err, status = run_ruby(env, "-e", script)
       assert status.success?, err
       out.split
     end
@@ -380,7 +371,7 @@ class TestLazy < Minitest::Test
       GC.start
       print pool.used_bytes, " ", a[0, 1].to_f
     RUBY
-    out, err, status = run_ruby({}, script)
+    out, err, status = run_ruby({}, "-e", script)
     assert status.success?, err
     before_used, before_total, used, after_gc, value = out.split
     assert_operator before_used.to_i, :<, 1 << 22, out
@@ -419,7 +410,7 @@ class TestLazy < Minitest::Test
     RUBY
     array = 512 * 512 * 4
     totals = %w[4194304 100000000000].to_h do |budget|
-      out, err, status = run_ruby({ "CUMO_GC_GROWTH_BYTES" => budget }, script)
+      out, err, status = run_ruby({ "CUMO_GC_GROWTH_BYTES" => budget }, "-e", script)
       assert status.success?, err
       [budget, out.split.map(&:to_i)]
     end
@@ -441,7 +432,7 @@ class TestLazy < Minitest::Test
       st = Cumo.stats
       print Float((x * 3).sum), " ", st[:kernels_launched], " ", st[:plan_cache_hits]
     RUBY
-    out, err, status = run_ruby({ "CUMO_CPU_SKIP_KERNELS" => "1", "CUMO_DEVICE" => "cpu" }, script)
+    out, err, status = run_ruby({ "CUMO_CPU_SKIP_KERNELS" => "1", "CUMO_DEVICE" => "cpu" }, "-e", script)
     assert status.success?, err
     sum, launched, hits = out.split.map(&:to_f)
     assert_equal 0.0, sum

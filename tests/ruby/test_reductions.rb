@@ -6,11 +6,12 @@
 # of 1-D arrays, count_true and count_false; Float() and Integer() of 0-dim
 # results; compatible mode, from Ruby and from CUMO_COMPATIBLE_MODE.
 require "minitest/autorun"
-require "rbconfig"
-require "open3"
 require "cumo/narray"
+require_relative "child_ruby"
 
 class TestReductions < Minitest::Test
+  include ChildRuby
+
   SIGNED = [Cumo::Int8, Cumo::Int16, Cumo::Int32, Cumo::Int64].freeze
   UNSIGNED = [Cumo::UInt8, Cumo::UInt16, Cumo::UInt32, Cumo::UInt64].freeze
   FLOATS = [Cumo::SFloat, Cumo::DFloat].freeze
@@ -494,17 +495,17 @@ class TestReductions < Minitest::Test
     script = 'require "cumo/narray"; print Cumo.compatible_mode_enabled?, " ", ' \
              'Cumo::DFloat[1, 2].sum.class'
     %w[1 on ON yes Yes true TRUE].each do |value|
-      out, err = run_ruby(script, value)
+      out, err = run_compatible(script, value)
       assert_equal "true Float", out, value
       assert_empty err, value
     end
     %w[0 off Off no NO false False].each do |value|
-      out, err = run_ruby(script, value)
+      out, err = run_compatible(script, value)
       assert_equal "false Cumo::DFloat", out, value
       assert_empty err, value
     end
     %w[maybe 2 enabled].each do |value|
-      out, err = run_ruby(script, value)
+      out, err = run_compatible(script, value)
       assert_equal "false Cumo::DFloat", out, value # keeps the default
       assert_match(/CUMO_COMPATIBLE_MODE/, err, value)
     end
@@ -514,9 +515,8 @@ class TestReductions < Minitest::Test
 
   # Runs `script` in a child Ruby with CUMO_COMPATIBLE_MODE set, on the
   # executor this process uses (CUMO_DEVICE and RUBYLIB are inherited).
-  def run_ruby(script, value)
-    out, err, status = Open3.capture3({"CUMO_COMPATIBLE_MODE" => value},
-                                      RbConfig.ruby, "-e", script)
+  def run_compatible(script, value)
+    out, err, status = run_ruby({ "CUMO_COMPATIBLE_MODE" => value }, "-e", script)
     assert status.success?, "ruby -e failed for #{value}: #{err}"
     [out, err]
   end

@@ -8,11 +8,12 @@
 # environment (on the executor this test runs on: the child inherits
 # CUMO_DEVICE).
 require "minitest/autorun"
-require "open3"
-require "rbconfig"
 require "tmpdir"
+require_relative "child_ruby"
 
 class TestWarnings < Minitest::Test
+  include ChildRuby
+
   # Line numbers below refer to this script.
   SCRIPT = <<~RUBY
     require "cumo/narray"
@@ -39,7 +40,7 @@ class TestWarnings < Minitest::Test
     Dir.mktmpdir do |dir|
       path = File.join(dir, "sync_script.rb")
       File.write(path, SCRIPT)
-      out, err, status = Open3.capture3(env, RbConfig.ruby, path)
+      out, err, status = run_ruby(env, path)
       assert status.success?, "the script failed: #{err}"
       assert_empty out
       [path, err.lines.map(&:chomp)]
@@ -101,7 +102,7 @@ class TestWarnings < Minitest::Test
     Dir.mktmpdir do |dir|
       path = File.join(dir, "s.rb")
       File.write(path, SCRIPT)
-      _, err, status = Open3.capture3({ "CUMO_SHOW_WARNING" => "1" }, RbConfig.ruby, "-W0", path)
+      _, err, status = run_ruby({ "CUMO_SHOW_WARNING" => "1" }, "-W0", path)
       assert status.success?
       assert_empty err
     end
