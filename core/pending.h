@@ -25,9 +25,11 @@ public:
     size_t window = 6;     ///< signatures compared at a cut point
     /// A loop that reads every R recorded nodes flushes in chunks of
     /// R / readChunks (at least minReadChunk), so the device computes
-    /// while the host records and the read waits only for the last chunk.
+    /// while the host records and the read waits only for the last chunk
+    /// (CUMO_READ_CHUNKS sets readChunks). Shorter chunks are not worth a
+    /// flush: a Ruby Float read twice an iteration of CG is 11 nodes apart.
     size_t readChunks = 4;
-    size_t minReadChunk = 64;
+    size_t minReadChunk = 32;
   };
 
   static PendingList &get();
