@@ -1,7 +1,10 @@
 # bench/ruby_floor.rb: what the CG loop body costs Ruby itself. The same
 # calls bench/lib/cg_solver.rb makes per iteration (arithmetic, slicing,
-# slice updates, sums), on objects whose methods only allocate the result:
-# the host time no array library can go under. Compare its us_per_iter with
+# slice updates, sums), on objects whose methods only allocate the result.
+# Not a floor for a C extension: each stub op is a Ruby method that calls
+# `new` (two Ruby calls and an initialize), where an extension's op is one C
+# call; perf put Ruby's own share of our never-reading CG loop at about a
+# quarter of its host time (README, "CG"). Compare its us_per_iter with
 # cg_bench.rb's host time on the same machine.
 #
 #   bin/run bench/ruby_floor.rb [--iterations 200000]
