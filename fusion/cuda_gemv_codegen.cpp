@@ -912,13 +912,11 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "    __syncthreads();\n";
   os += "  }\n";
   os += "  if (splits == 1) return;\n";
-  os += "  __threadfence();\n";
   os += "  __syncthreads();\n";
   os += "  if (threadIdx.x == 0)\n";
-  os += "    last = atomicAdd(counters + bi * tiles + tile, 1u) == (unsigned int)(splits - 1);\n";
+  os += "    last = cumo_k::arrive_last(counters + bi * tiles + tile, (unsigned int)splits);\n";
   os += "  __syncthreads();\n";
   os += "  if (!last) return;\n";
-  os += "  __threadfence();\n";
   // The splits' partials of the tile's M x width elements, a thread each,
   // their loads unrolled so that they are in flight together.
   os += "  for (IX t = threadIdx.x; t < M * width; t += blockDim.x) {\n";

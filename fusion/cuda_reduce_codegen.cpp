@@ -120,6 +120,24 @@ __device__ __forceinline__ void wait_for_prior_grids() {
 #endif
 }
 
+// Counts the calling block in at `counter` and answers whether it is the
+// last of `blocks` to arrive. One thread calls it, after a barrier that
+// follows the block's partials: the atomic is a release (by the barrier,
+// of every thread's writes before it) and an acquire (of the other
+// blocks' partials, for what the last block reads after its next
+// barrier), at GPU scope, where a fence on each side of a plain atomic
+// had been. The emulator has neither: its blocks run one after another.
+__device__ __forceinline__ bool arrive_last(unsigned int *counter, unsigned int blocks) {
+#if defined(__CUDA_ARCH__)
+  unsigned int before;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
+               : "=r"(before) : "l"(counter) : "memory");
+  return before == blocks - 1;
+#else
+  return atomicAdd(counter, 1u) == blocks - 1;
+#endif
+}
+
 // A compile-time int passed as a value: a kernel that specializes its
 // common launch passes its constants to a generic lambda as these.
 template <int N> struct fixed_int { static constexpr int value = N; };
@@ -351,13 +369,11 @@ void emitGridReduceTail(const KernelShape &s, std::string &os) {
     line(os, 4, "*(" + a + " *)" + partialSlot(s, i, "blockIdx.x") + " = acc" +
                     std::to_string(i) + ";");
   }
-  line(os, 4, "__threadfence();");
-  line(os, 4, "last = atomicAdd(P.counter, 1u) == gridDim.x - 1;");
+  line(os, 4, "last = cumo_k::arrive_last(P.counter, gridDim.x);");
   line(os, 2, "}");
   line(os, 2, "__syncthreads();");
   line(os, 2, "if (!last)");
   line(os, 4, "return;");
-  line(os, 2, "__threadfence();");
   for (size_t i = 0; i < s.reduces.size(); ++i) {
     const ReduceShape &r = s.reduces[i];
     std::string a = cType(r.accumulator).str(), n = std::to_string(i);
