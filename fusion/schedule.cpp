@@ -284,17 +284,30 @@ private:
     if (it != s_.index.end())
       requireBuffer(x, s_.facts[it->second]);
   }
-  /// What inlining `x` costs a consumer computed at `stage`: one load when
-  /// its buffer is readable there, else its whole expression.
-  int costOf(const Node *x, int stage) const {
+  /// `x`'s facts where a consumer computed at `stage` inlines it; null
+  /// where it loads `x` instead (materialized, not inlineable, or its
+  /// buffer readable there).
+  const Schedule::Facts *inlinedAt(const Node *x, int stage) const {
     auto it = s_.index.find(x);
     if (it == s_.index.end())
-      return 1;
+      return nullptr;
     const Schedule::Facts &f = s_.facts[it->second];
     if (!Schedule::isInlineable(x, f) || f.viewReadsBuffer ||
         (f.buffered && f.ready <= stage))
-      return 1;
-    return f.cost;
+      return nullptr;
+    return &f;
+  }
+  /// What inlining `x` costs a consumer computed at `stage`: one load when
+  /// its buffer is readable there, else its whole expression.
+  int costOf(const Node *x, int stage) const {
+    const Schedule::Facts *f = inlinedAt(x, stage);
+    return f ? f->cost : 1;
+  }
+  /// The chain inlining `x` adds to a consumer at `stage`: none where it
+  /// loads `x`, else x's depth.
+  int depthOf(const Node *x, int stage) const {
+    const Schedule::Facts *f = inlinedAt(x, stage);
+    return f ? f->depth : 0;
   }
   int readyOf(const Node *x) const {
     auto it = s_.index.find(x);
@@ -313,13 +326,18 @@ private:
       int stage = 0;
       for (const NodeRef &in : n->inputs())
         stage = std::max(stage, s_.inputStage(in.get()));
+      for (const NodeRef &in : n->inputs())
+        stage = limitChain(in.get(), stage);
       int64_t cost = 1;
+      int depth = 0;
       for (const NodeRef &in : n->inputs()) {
         limitCrossStage(in.get(), stage);
         cost += costOf(in.get(), stage);
+        depth = std::max(depth, depthOf(in.get(), stage));
       }
       f.avail = stage;
       f.cost = int(std::min<int64_t>(cost, kCostCap));
+      f.depth = depth + 1;
       return;
     }
     case OpCategory::View:
@@ -337,6 +355,7 @@ private:
         }
         f.avail = stage;
         f.cost = costOf(x, stage);
+        f.depth = depthOf(x, stage);
         return;
       }
       [[fallthrough]];
@@ -418,6 +437,7 @@ private:
         f.cost = int(std::min<int64_t>(int64_t(1) + costOf(n->input(0), stage) +
                                            costOf(n->input(1), stage),
                                        kCostCap));
+        f.depth = 1 + std::max(depthOf(n->input(0), stage), depthOf(n->input(1), stage));
         return;
       }
       // Base copied at `stage`, value scattered over it at stage + 1.
@@ -427,6 +447,17 @@ private:
       return;
     }
     }
+  }
+
+  /// Stores `x` when inlining it into a consumer at `stage` would make a
+  /// chain deeper than chainDepth; answers the stage the consumer can read
+  /// it at (the one after x's, then).
+  int limitChain(const Node *x, int stage) {
+    auto it = s_.index.find(x);
+    if (it == s_.index.end() || depthOf(x, stage) < limits_.chainDepth)
+      return stage;
+    requireBuffer(x, s_.facts[it->second]);
+    return std::max(stage, readyOf(x));
   }
 
   /// Stores `x` for a consumer at a later stage when recomputing it there

@@ -29,6 +29,15 @@ struct FusionLimits {
   /// so its code grows with both. A decode step's epilogues have one to
   /// three; later consumers run in kernels of their own.
   int epilogueMembers = 16;
+  /// An elementwise input whose inlined expression is a chain of more
+  /// than this many ops, one after another, is stored and read back at the
+  /// next stage, so no kernel recomputes a long chain: `x = x + 1` a
+  /// thousand times in a loop that never reads had every kernel of the
+  /// flush recompute x from its start, the last one about 800 adds (880 KB
+  /// of source, which NVRTC did not finish in minutes on an H100). Depth,
+  /// not cost: the CG stencil's inlined cost passes 256 (p recomputed at
+  /// every neighbour) in a chain a few dozen deep.
+  int chainDepth = 64;
   /// Values one elementwise kernel computes at most, each a store. Past
   /// it, the same stage and domain start another kernel: a flush of 2000
   /// scalar writes (`a[i] = 1.0` in a loop) had put their 2000 casts in
@@ -54,6 +63,7 @@ struct Schedule {
     int avail = 0; ///< stage from which it can be computed inline
     int ready = 0; ///< stage from which its buffer can be read
     int cost = 1;  ///< ops in its inlined expression (capped)
+    int depth = 1; ///< the longest chain of ops in its inlined expression
     int kernel = -1; ///< the kernel that writes its buffer
     /// A stored value an Update writes whole into its slice: it is stored
     /// by whichever kernel computes that Update (index into `nodes`), from

@@ -620,3 +620,35 @@ TEST_CASE("a loop-carried value whose old versions died is not recomputed") {
   }
   CHECK(plan.kernels.size() <= size_t(iterations) + 1);
 }
+
+TEST_CASE("a long elementwise chain is cut into kernels of at most chainDepth ops") {
+  // x = x + 1, 300 times in one flush, every old x collected: recomputed
+  // inline, the one kernel would carry all 300 adds (and with its old
+  // values still held, each kernel of 32 stores recomputed x from the
+  // start: 880 KB of source at 1000 adds). Past chainDepth the chain is
+  // stored and read back at the next stage.
+  NoBudgetFlush guard;
+  const int adds = 300;
+  const int depth = FusionLimits().chainDepth;
+  H x = upload(DType::DFloat, {16}, iota(16));
+  for (int k = 0; k < adds; ++k)
+    x = wrap(binaryOp(OpKind::Add, op(*x), op(1.0)));
+  Plan plan = explain({x.get()});
+  CAPTURE(planToText(plan));
+  int total = 0;
+  for (const Kernel &k : plan.kernels) {
+    int inKernel = 0;
+    for (const Node *n : k.nodes)
+      inKernel += n->op() == OpKind::Add;
+    CHECK(inKernel <= depth);
+    total += inKernel;
+  }
+  CHECK(total == adds); // each add computed once
+  CHECK(plan.kernels.size() == size_t((adds + depth - 1) / depth));
+  // And the values: 300 added to each element.
+  std::vector<double> got = read<double>(*x);
+  std::vector<double> want = iota(16);
+  for (double &v : want)
+    v += adds;
+  CHECK(got == want);
+}
