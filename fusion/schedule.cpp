@@ -449,9 +449,9 @@ private:
     }
   }
 
-  /// Stores `x` when inlining it into a consumer at `stage` would make a
-  /// chain deeper than chainDepth; answers the stage the consumer can read
-  /// it at (the one after x's, then).
+  /// Stores `x` when its inlined chain is chainDepth ops deep or more, so
+  /// that no consumer's kernel chains more than that; answers the stage
+  /// the consumer can read `x` at (the one after x's, then).
   int limitChain(const Node *x, int stage) {
     auto it = s_.index.find(x);
     if (it == s_.index.end() || depthOf(x, stage) < limits_.chainDepth)

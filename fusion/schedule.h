@@ -29,9 +29,9 @@ struct FusionLimits {
   /// so its code grows with both. A decode step's epilogues have one to
   /// three; later consumers run in kernels of their own.
   int epilogueMembers = 16;
-  /// An elementwise input whose inlined expression is a chain of more
-  /// than this many ops, one after another, is stored and read back at the
-  /// next stage, so no kernel recomputes a long chain: `x = x + 1` a
+  /// An elementwise input whose inlined expression chains this many ops
+  /// or more, one after another, is stored and read back at the next
+  /// stage, so no kernel recomputes a longer chain: `x = x + 1` a
   /// thousand times in a loop that never reads had every kernel of the
   /// flush recompute x from its start, the last one about 800 adds (880 KB
   /// of source, which NVRTC did not finish in minutes on an H100). Depth,
