@@ -186,40 +186,22 @@ template <Tail T, int ILP> void run(const Buffers &b, bool pdl) {
   fillK<<<sms * 4, 256>>>(b.y, size_t(b.n), 7u);
   CK(cudaDeviceSynchronize());
   constexpr int kKernels = 200;
-  cudaStream_t s;
-  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  cudaGraph_t g;
-  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  for (int k = 0; k < kKernels; ++k) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(unsigned(blocks));
-    cfg.blockDim = dim3(256);
-    cfg.stream = s;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = pdl ? 1 : 0;
-    CK(cudaLaunchKernelEx(&cfg, step<T, ILP>, (const unsigned char *)b.params, (const float *)b.a,
-                          b.y, b.ring, b.n, k));
-  }
-  CK(cudaStreamEndCapture(s, &g));
-  cudaGraphExec_t ge;
-  CK(cudaGraphInstantiate(&ge, g, 0));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  CK(cudaGraphLaunch(ge, s));
-  double best = 1e30;
-  for (int rep = 0; rep < 7; ++rep) {
-    CK(cudaEventRecord(e0, s));
-    CK(cudaGraphLaunch(ge, s));
-    CK(cudaEventRecord(e1, s));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    best = std::min(best, double(ms) * 1000.0 / kKernels);
-  }
+  // Launch k of the graph is kernel k: it reads slot k - 1 and writes k.
+  const double best = timeGraph(
+      [&](int k, cudaStream_t s) {
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(unsigned(blocks));
+        cfg.blockDim = dim3(256);
+        cfg.stream = s;
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        cfg.attrs = attr;
+        cfg.numAttrs = pdl ? 1 : 0;
+        CK(cudaLaunchKernelEx(&cfg, step<T, ILP>, (const unsigned char *)b.params,
+                              (const float *)b.a, b.y, b.ring, b.n, k));
+      },
+      kKernels, kKernels);
   // The second-to-last kernel's sum (the consumer tail's last kernel
   // stored it), so that the exact tails can be seen to agree bit for bit.
   Ring host;
@@ -228,9 +210,6 @@ template <Tail T, int ILP> void run(const Buffers &b, bool pdl) {
   std::printf("{\"probe\":\"reduce_tail\",\"tail\":\"%s\",\"ilp\":%d,\"blocks\":%d,\"pdl\":%d,"
               "\"n\":%d,\"us_per_kernel\":%.3f,\"sum_before_last\":%.9g}\n",
               tailName(T), ILP, blocks, int(pdl), b.n, best, double(last));
-  CK(cudaGraphExecDestroy(ge));
-  CK(cudaGraphDestroy(g));
-  CK(cudaStreamDestroy(s));
 }
 
 template <int ILP> void runAll(const Buffers &b) {
