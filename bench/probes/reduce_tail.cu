@@ -46,6 +46,24 @@
 // costs 3.8 us of a 5.1 us kernel; acq_rel saves 0.33 (now generated);
 // folding in the consumer would save 1.7; a quarter of the blocks, with
 // every element's load in flight at once, 1.3-1.6 whatever the tail.
+//
+// Rounds (second H100 run, 2026-12-06 06:20 UTC, pdl 1, us a kernel): the
+// same blocks cut with two loads in flight and several rounds a thread.
+//
+//   elements in flight x rounds, blocks   2x1, 512   2x2, 256   2x4, 128   2x8, 64
+//   acq_rel                                4.66       3.93       4.34       4.67
+//   consumer                               3.43       3.12       3.48       3.84
+//   none                                   1.36       1.58       1.98       2.96
+//
+// In the generated CG kernels neither paid. Built with the grid's elements
+// a thread E and the loads in flight K as settings (not kept), the CG
+// loop's device time (bench/cg_bench.rb, 512x512, never reading; us an
+// iteration) was 12.58 at K=2 E=2 (ours), 17.04 at K=2 E=4, 24.16 at K=2
+// E=8, 12.81 at K=4 E=4, 18.84 at K=4 E=8 and 15.19 at K=8 E=8 (K above 2
+// at fewer blocks an SM, 2 or 1, so that the registers fit: 124-231 of
+// them, no spills). Their bodies (a stencil of slice updates, five vectors
+// written) need the blocks to hide their latency, which this kernel's does
+// not; at 2048x2048 K=4 E=8 took 124.2 us an iteration against 108.7.
 #include "probe_common.cuh"
 
 namespace {
@@ -179,8 +197,10 @@ struct Buffers {
   int n;
 };
 
-template <Tail T, int ILP> void run(const Buffers &b, bool pdl) {
-  const int blocks = (b.n + 256 * ILP - 1) / (256 * ILP);
+/// `rounds`: how many times round the grid-stride loop each thread goes,
+/// ILP elements a time (a quarter of the blocks at 4, say).
+template <Tail T, int ILP> void run(const Buffers &b, bool pdl, int rounds = 1) {
+  const int blocks = (b.n + 256 * ILP * rounds - 1) / (256 * ILP * rounds);
   if (blocks > kMaxBlocks) return;
   CK(cudaMemset(b.ring, 0, sizeof(Ring)));
   fillK<<<sms * 4, 256>>>(b.y, size_t(b.n), 7u);
@@ -207,9 +227,10 @@ template <Tail T, int ILP> void run(const Buffers &b, bool pdl) {
   Ring host;
   CK(cudaMemcpy(&host, b.ring, sizeof(Ring), cudaMemcpyDeviceToHost));
   const float last = host.result[(kKernels - 2) % kSlots];
-  std::printf("{\"probe\":\"reduce_tail\",\"tail\":\"%s\",\"ilp\":%d,\"blocks\":%d,\"pdl\":%d,"
-              "\"n\":%d,\"us_per_kernel\":%.3f,\"sum_before_last\":%.9g}\n",
-              tailName(T), ILP, blocks, int(pdl), b.n, best, double(last));
+  std::printf("{\"probe\":\"reduce_tail\",\"tail\":\"%s\",\"ilp\":%d,\"rounds\":%d,"
+              "\"blocks\":%d,\"pdl\":%d,\"n\":%d,\"us_per_kernel\":%.3f,"
+              "\"sum_before_last\":%.9g}\n",
+              tailName(T), ILP, rounds, blocks, int(pdl), b.n, best, double(last));
 }
 
 template <int ILP> void runAll(const Buffers &b) {
@@ -239,5 +260,13 @@ int main(int argc, char **argv) {
   runAll<2>(b);
   runAll<4>(b);
   runAll<8>(b);
+  // Fewer blocks with the loads of one round in flight, several rounds a
+  // thread: what a grid reduction's block count buys without wider rounds.
+  for (int rounds : {2, 4, 8}) {
+    run<Tail::AcqRel, 2>(b, true, rounds);
+    run<Tail::Consumer, 2>(b, true, rounds);
+    run<Tail::None, 2>(b, true, rounds);
+    run<Tail::AcqRel, 4>(b, true, rounds);
+  }
   return 0;
 }
