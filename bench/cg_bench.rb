@@ -70,6 +70,9 @@ opts[:variants].split(",").reject(&:empty?).each do |variant|
     gc_min_bytes: ENV["CUMO_GC_MIN_BYTES"].to_s.empty? ? nil : Integer(ENV["CUMO_GC_MIN_BYTES"]),
     gc_store_bytes_per_ns: ENV["CUMO_GC_STORE_BYTES_PER_NS"].to_s.empty? ? nil : Float(ENV["CUMO_GC_STORE_BYTES_PER_NS"]),
     early_start: ENV["CUMO_EARLY_START"] != "0",
+    # CUMO_PROFILE's events and clocks cost the host time: the peers run
+    # without any, so the table's us/iter comes from a run without it.
+    profile: ENV["CUMO_PROFILE"].to_s.empty? || ENV["CUMO_PROFILE"] == "0" ? nil : ENV["CUMO_PROFILE"],
     dtype: opts[:dtype], scalars: scalars, check_every: check_every,
     iterations: done, us_per_iter: (elapsed * 1e6 / done).round(3),
     relative_residual: residual,

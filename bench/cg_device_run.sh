@@ -20,7 +20,11 @@ b2048="$out/b2048.f32"
 b512d="$out/b512.f64"
 
 run() { "$@" 2>&1 | grep '^{' | tee -a "$log"; }
+# Ours without CUMO_PROFILE, as the peers run: the table's us/iter. The
+# profiled runs after it give the device time and the host's parts.
+plain() { run env -u CUMO_PROFILE "$@"; }
 
+plain bin/run bench/cg_bench.rb --n 512 --iterations 2000
 run bin/run bench/cg_bench.rb --n 512 --iterations 2000 --write-b "$b512"
 run python3 bench/peers/cg_peers.py --n 512 --iterations 2000 --b-file "$b512"
 # The GC before a flush costs 55-70 us of host time a time (CPU executor);
@@ -37,10 +41,13 @@ CUMO_GC_STORE_BYTES_PER_NS=0 run bin/run bench/cg_bench.rb --n 512 --iterations 
 # Kernels that start while the one before them finishes, and without.
 CUMO_EARLY_START=0 run bin/run bench/cg_bench.rb --n 512 --iterations 2000 \
   --variants device:never,device:20
+plain bin/run bench/cg_bench.rb --n 512 --iterations 2000 --dtype DFloat \
+  --variants device:never,device:20
 run bin/run bench/cg_bench.rb --n 512 --iterations 2000 --dtype DFloat \
   --variants device:never,device:20 --write-b "$b512d"
 run python3 bench/peers/cg_peers.py --n 512 --iterations 2000 --dtype float64 \
   --b-file "$b512d"
+plain bin/run bench/cg_bench.rb --n 2048 --iterations 500 --variants device:never,device:20
 run bin/run bench/cg_bench.rb --n 2048 --iterations 500 --variants device:never,device:20 \
   --write-b "$b2048"
 run python3 bench/peers/cg_peers.py --n 2048 --iterations 500 --b-file "$b2048"
