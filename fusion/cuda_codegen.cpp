@@ -178,6 +178,8 @@ std::string valueExpr(const KernelShape &s, uint32_t id) {
   const Value &v = s.values[id];
   switch (v.kind) {
   case Value::Kind::Load: {
+    if (s.loads[v.ref].fold >= 0)
+      return "fold" + std::to_string(s.loads[v.ref].fold);
     std::string ld = "ld" + std::to_string(v.ref);
     return "P." + ld + "[" + addressExpr(ld, s.loads[v.ref].index) + "]";
   }
@@ -508,6 +510,7 @@ void emitVectorLoop(const KernelShape &s, std::string &os) {
 
 void emitGridStrideEntry(const KernelShape &s, const std::string &entry,
                          std::string &os) {
+  emitFoldValues(s, os);
   std::string accParams, accArgs;
   for (size_t i = 0; i < s.reduces.size(); ++i) {
     std::string n = std::to_string(i);
@@ -562,6 +565,7 @@ void emitGridStrideEntry(const KernelShape &s, const std::string &entry,
     emitVectorLoop(s, os);
 
   emitEntryHead(entry, os);
+  emitFolds(s, os);
   for (size_t i = 0; i < s.reduces.size(); ++i) {
     const ReduceShape &r = s.reduces[i];
     line(os, 2, cType(r.accumulator).str() + " acc" + std::to_string(i) +
@@ -656,9 +660,14 @@ LaunchConfig cudagen::launchFor(const Kernel &k, ReduceStrategy strategy,
   case Kernel::Kind::Scatter:
     c.grid = gridFor(k.domainSize(), kBlockSize * kElementsPerThread, model,
                      k.reduces.empty() ? kMaxStreamingBlocksPerSm : kMaxBlocksPerSm);
-    // A full reduction of nothing still writes its identity.
-    if (!k.reduces.empty() && c.grid == 0)
+    // A full reduction of nothing still writes its identity, and a fold
+    // still stores its result.
+    if ((!k.reduces.empty() || !k.folds.empty()) && c.grid == 0)
       c.grid = 1;
+    // Deferred partials have a slot a block.
+    for (const Reduce &r : k.reduces)
+      if (r.partials >= 0)
+        c.grid = uint32_t(std::min<int64_t>(c.grid, r.slots));
     return c;
   case Kernel::Kind::AxisReduce:
     break;

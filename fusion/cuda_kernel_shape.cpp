@@ -206,7 +206,20 @@ void analyzeElements(const Kernel &k, KernelShape &s) {
   for (const Load &l : k.loads) {
     s.loads.push_back({l.dtype, classify(l.index, k)});
     checkIndex(s.loads.back().index);
+    for (size_t f = 0; f < k.folds.size(); ++f)
+      if (k.folds[f].buffer == l.buffer) {
+        // The reduction's buffer holds one element, so every index of
+        // it reads that one (a kept-dims [1, 1] read over a [1, 1] domain
+        // has strides of 1).
+        if (l.dtype != k.folds[f].dtype)
+          unsupported("a folded reduction read in another class");
+        s.loads.back().fold = int32_t(f);
+      }
   }
+  if (!k.folds.empty() && k.kind != Kernel::Kind::Elementwise)
+    unsupported("a fold in a kernel that is not elementwise");
+  for (const Fold &f : k.folds)
+    s.folds.push_back({f.op, f.accumulator, f.dtype});
   for (const Param &p : k.params)
     s.params.push_back(p.dtype);
   for (const Generator &g : k.generators) {
@@ -239,7 +252,9 @@ void analyzeElements(const Kernel &k, KernelShape &s) {
       unsupported("a reduction of an unknown value");
     if (opCategory(r.op) != OpCategory::Reduce)
       unsupported("a reduction that is not one");
-    s.reduces.push_back({r.value, r.op, r.accumulator, r.dtype});
+    if (r.partials >= 0 && k.kind != Kernel::Kind::Elementwise)
+      unsupported("deferred partials of a reduction that is not a full one");
+    s.reduces.push_back({r.value, r.op, r.accumulator, r.dtype, r.partials >= 0});
   }
   s.reduceAxes.assign(k.reduceAxes.begin(), k.reduceAxes.end());
   for (int32_t a : s.reduceAxes)
@@ -348,6 +363,13 @@ uint64_t hashShape(const KernelShape &s) {
     h.add(uint64_t(l.dtype));
     addIndex(h, l.index);
     h.add(uint64_t(l.row));
+    h.add(uint64_t(int64_t(l.fold)));
+  }
+  h.add(s.folds.size());
+  for (const FoldShape &f : s.folds) {
+    h.add(uint64_t(f.op));
+    h.add(uint64_t(f.accumulator));
+    h.add(uint64_t(f.dtype));
   }
   h.addAll(s.params);
   h.add(s.generators.size());
@@ -381,6 +403,7 @@ uint64_t hashShape(const KernelShape &s) {
     h.add(uint64_t(r.op));
     h.add(uint64_t(r.accumulator));
     h.add(uint64_t(r.dtype));
+    h.add(uint64_t(r.deferred));
   }
   h.addAll(s.reduceAxes);
   h.add(uint64_t(s.opaqueOp));

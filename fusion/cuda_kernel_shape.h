@@ -105,6 +105,8 @@ struct LoadShape {
   DType dtype = DType::DFloat;
   IndexShape index;
   RowRead row = RowRead::None; ///< Rowwise kernels (fusion/row_program.h)
+  /// The Fold whose value this load reads (fold<N> in shared memory), or -1.
+  int32_t fold = -1;
 };
 
 struct GenShape {
@@ -123,6 +125,17 @@ struct StoreShape {
 
 struct ReduceShape {
   uint32_t value = 0;
+  OpKind op = OpKind::Sum;
+  DType accumulator = DType::DFloat;
+  DType dtype = DType::DFloat;
+  /// Reduce::partials: the blocks leave their partials for a later kernel
+  /// to fold, and the last block does not fold this one.
+  bool deferred = false;
+};
+
+/// An earlier kernel's full reduction folded before this kernel's elements
+/// (Fold in plan.h).
+struct FoldShape {
   OpKind op = OpKind::Sum;
   DType accumulator = DType::DFloat;
   DType dtype = DType::DFloat;
@@ -153,6 +166,7 @@ struct KernelShape {
   llvm::SmallVector<Value, 8> values;
   llvm::SmallVector<StoreShape, 2> stores;
   llvm::SmallVector<ReduceShape, 1> reduces;
+  llvm::SmallVector<FoldShape, 1> folds;
   llvm::SmallVector<int32_t, 2> reduceAxes;
   ReduceStrategy strategy = ReduceStrategy::None;
   /// Divides or takes the remainder of integers: a divisor of zero sets a
@@ -458,6 +472,12 @@ void emitIndexDispatch(llvm::StringRef loop, const std::string &args,
 void emitAxisReduceEntry(const KernelShape &s, llvm::StringRef entry,
                          std::string &os);
 void emitGridReduceTail(const KernelShape &s, std::string &os);
+/// The folds of earlier kernels' reductions (KernelShape::folds): their
+/// values' shared declarations (before the element loops that read them),
+/// and the folds themselves, at the start of an elementwise kernel's
+/// entry, after the wait for the kernels before it.
+void emitFoldValues(const KernelShape &s, std::string &os);
+void emitFolds(const KernelShape &s, std::string &os);
 
 /// Helpers every source carries after the portable ops header.
 llvm::StringRef devicePreamble();

@@ -395,6 +395,22 @@ void describeParams(const KernelShape &s, const PackInputs *in,
           [&] { return f.buffer(k->reduces[i].buffer); });
     if (r.op == OpKind::Mean)
       f.i64(indexed("rd", i, "_count"), [&] { return k->reduces[i].count; });
+    if (r.deferred) {
+      f.ptr(indexed("pd", i), cType(r.accumulator).str() + "*",
+            [&] { return f.buffer(uint32_t(k->reduces[i].partials)); });
+      f.i64(indexed("pd", i, "_n"), [&] { return k->reduces[i].slots; });
+    }
+  }
+
+  for (size_t i = 0; i < s.folds.size(); ++i) {
+    const FoldShape &fs = s.folds[i];
+    f.ptr(indexed("fd", i), "const " + cType(fs.accumulator).str() + "*",
+          [&] { return f.buffer(k->folds[i].partials); });
+    f.i64(indexed("fd", i, "_n"), [&] { return k->folds[i].slots; });
+    if (fs.op == OpKind::Mean)
+      f.i64(indexed("fd", i, "_count"), [&] { return k->folds[i].count; });
+    f.ptr(indexed("fd", i, "_out"), cType(fs.dtype).str() + "*",
+          [&] { return f.buffer(k->folds[i].buffer); });
   }
 
   if (s.checksDivision)

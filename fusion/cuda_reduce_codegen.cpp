@@ -351,8 +351,12 @@ void emitGridReduceTail(const KernelShape &s, std::string &os) {
   // Each block folds its threads, leaves one partial per reduction, and
   // counts itself in; the last to arrive folds the partials of every block
   // (thread t takes blocks t, t + blockDim.x, ... in order, then the block
-  // tree), so the answer depends on the grid, never on timing.
+  // tree), so the answer depends on the grid, never on timing. A deferred
+  // reduction's partials go to its own buffer instead, for the kernel that
+  // reads it to fold (emitFolds), and block 0 fills the slots past the
+  // grid with the identity, which leaves that fold the same.
   line(os, 2, "// Full reductions: block partials, folded by the last block.");
+  bool foldedHere = false;
   for (size_t i = 0; i < s.reduces.size(); ++i) {
     const ReduceShape &r = s.reduces[i];
     std::string a = cType(r.accumulator).str(), n = std::to_string(i);
@@ -361,21 +365,40 @@ void emitGridReduceTail(const KernelShape &s, std::string &os) {
                     reduceFunctor(r.op).str() + ", " +
                     reduceIdentityExpr(r.op, r.accumulator) + ", red" + n +
                     ");");
+    foldedHere |= !r.deferred;
   }
-  line(os, 2, "__shared__ bool last;");
+  if (foldedHere)
+    line(os, 2, "__shared__ bool last;");
   line(os, 2, "if (threadIdx.x == 0) {");
   for (size_t i = 0; i < s.reduces.size(); ++i) {
-    std::string a = cType(s.reduces[i].accumulator).str();
-    line(os, 4, "*(" + a + " *)" + partialSlot(s, i, "blockIdx.x") + " = acc" +
-                    std::to_string(i) + ";");
+    std::string a = cType(s.reduces[i].accumulator).str(), n = std::to_string(i);
+    if (s.reduces[i].deferred)
+      line(os, 4, "P.pd" + n + "[blockIdx.x] = acc" + n + ";");
+    else
+      line(os, 4, "*(" + a + " *)" + partialSlot(s, i, "blockIdx.x") + " = acc" + n + ";");
   }
-  line(os, 4, "last = cumo_k::arrive_last(P.counter, gridDim.x);");
+  if (foldedHere)
+    line(os, 4, "last = cumo_k::arrive_last(P.counter, gridDim.x);");
   line(os, 2, "}");
+  for (size_t i = 0; i < s.reduces.size(); ++i) {
+    const ReduceShape &r = s.reduces[i];
+    if (!r.deferred)
+      continue;
+    std::string n = std::to_string(i);
+    line(os, 2, "if (blockIdx.x == 0)");
+    line(os, 4, "for (long long b = (long long)gridDim.x + threadIdx.x; b < P.pd" + n +
+                    "_n; b += blockDim.x)");
+    line(os, 6, "P.pd" + n + "[b] = " + reduceIdentityExpr(r.op, r.accumulator) + ";");
+  }
+  if (!foldedHere)
+    return;
   line(os, 2, "__syncthreads();");
   line(os, 2, "if (!last)");
   line(os, 4, "return;");
   for (size_t i = 0; i < s.reduces.size(); ++i) {
     const ReduceShape &r = s.reduces[i];
+    if (r.deferred)
+      continue;
     std::string a = cType(r.accumulator).str(), n = std::to_string(i);
     std::string id = reduceIdentityExpr(r.op, r.accumulator);
     line(os, 2, "{");
@@ -396,6 +419,43 @@ void emitGridReduceTail(const KernelShape &s, std::string &os) {
   // Left at zero for the next launch (the executor zeroes it only once).
   line(os, 2, "if (threadIdx.x == 0)");
   line(os, 4, "*P.counter = 0u;");
+}
+
+void emitFoldValues(const KernelShape &s, std::string &os) {
+  // At file scope, so that the element loops read them as they are.
+  for (size_t i = 0; i < s.folds.size(); ++i)
+    os += "__shared__ " + cType(s.folds[i].dtype).str() + " fold" + std::to_string(i) + ";\n";
+  if (!s.folds.empty())
+    os += "\n";
+}
+
+void emitFolds(const KernelShape &s, std::string &os) {
+  // Every block folds each earlier reduction's partials as that kernel's
+  // last block would have (emitGridReduceTail): thread t takes slots t,
+  // t + blockDim.x, ... in order, then the block tree, then the finish.
+  // Block 0 stores the result for whatever reads it after this kernel.
+  for (size_t i = 0; i < s.folds.size(); ++i) {
+    const FoldShape &f = s.folds[i];
+    std::string a = cType(f.accumulator).str(), n = std::to_string(i);
+    std::string id = reduceIdentityExpr(f.op, f.accumulator);
+    line(os, 2, "__shared__ " + a + " fold_red" + n + "[32];");
+    line(os, 2, "{");
+    line(os, 4, a + " f = " + id + ";");
+    line(os, 4, "for (long long b = threadIdx.x; b < P.fd" + n + "_n; b += blockDim.x)");
+    line(os, 6, "f = " + reduceStepExpr(f.op, "f", "P.fd" + n + "[b]") + ";");
+    line(os, 4, "f = cumo_k::block_reduce(f, " + reduceFunctor(f.op).str() + ", " + id +
+                    ", fold_red" + n + ");");
+    line(os, 4, "if (threadIdx.x == 0) {");
+    line(os, 6, "const " + a + " m = " +
+                    foldFinishExpr(f.op, f.accumulator, "f", "P.fd" + n + "_count") + ";");
+    line(os, 6, "fold" + n + " = " + castExpr(f.accumulator, f.dtype, "m") + ";");
+    line(os, 6, "if (blockIdx.x == 0)");
+    line(os, 8, "*P.fd" + n + "_out = fold" + n + ";");
+    line(os, 4, "}");
+    line(os, 2, "}");
+  }
+  if (!s.folds.empty())
+    line(os, 2, "__syncthreads();");
 }
 
 void emitAxisReduceEntry(const KernelShape &s, llvm::StringRef entry,

@@ -2,6 +2,7 @@
 
 #include "core/array.h"
 #include "core/error.h"
+#include "fusion/consumer_folds.h"
 #include "fusion/library_epilogue.h"
 #include "fusion/row_groups.h"
 
@@ -107,6 +108,7 @@ public:
       }
     markOptionalOutputs();
     markUnwrittenOperands();
+    foldInConsumers(plan_, haveCurrentDevice() ? currentDevice().model() : DeviceModel());
     return std::move(plan_);
   }
 

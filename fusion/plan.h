@@ -150,6 +150,31 @@ struct Reduce {
   DType dtype = DType::DFloat;       ///< the dtype it stores
   uint32_t buffer = 0;
   int64_t count = 0;                 ///< elements per output (for mean)
+  /// A full reduction whose first reader is a later elementwise kernel
+  /// (a Fold of that kernel): a Temp buffer of `slots` accumulators that
+  /// this kernel's blocks leave their partials in, one each (block 0 fills
+  /// the slots past the grid with the identity); the reader folds them,
+  /// not this kernel's last block. -1: folded here as ever. The CPU
+  /// executor folds here regardless.
+  int32_t partials = -1;
+  int64_t slots = 0;
+};
+
+/// A full reduction of an earlier kernel (its Reduce::partials) that this
+/// kernel folds before its elements, every block the same way, in the
+/// order the earlier kernel's last block would (ReduceOrder::Grid), and
+/// whose result block 0 stores into `buffer`: what this kernel loads from
+/// `buffer` is the folded value. The earlier kernel then ends with its
+/// blocks' partials, without a counter and a last block, which took 1.2
+/// us of a 4.7 us CG-sized kernel (bench/probes/reduce_tail.cu, H100).
+struct Fold {
+  uint32_t partials = 0; ///< the Temp buffer of accumulators
+  int64_t slots = 0;
+  uint32_t buffer = 0;   ///< the reduction's own 0-dim buffer
+  OpKind op = OpKind::Sum;
+  DType accumulator = DType::DFloat;
+  DType dtype = DType::DFloat;
+  int64_t count = 0;     ///< for mean
 };
 
 /// A small product's prologue (fusion/prologue.h): the row operation whose
@@ -189,6 +214,8 @@ struct Kernel {
   llvm::SmallVector<Value, 8> values;
   llvm::SmallVector<Store, 2> stores;
   llvm::SmallVector<Reduce, 1> reduces;
+  /// Elementwise kernels: earlier full reductions folded here (Fold).
+  llvm::SmallVector<Fold, 1> folds;
   llvm::SmallVector<int32_t, 2> reduceAxes; ///< AxisReduce: sorted axes
   /// Opaque: the op, its attributes, the dtype of its result, its
   /// operands' shapes, and each operand where it lies: a load over the

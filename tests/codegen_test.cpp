@@ -671,6 +671,32 @@ Plan fullReductionsPlan(int64_t n, DType t) {
   return planForRoots({sum, max, min, mean});
 }
 
+/// Full reductions folded by the kernels that read them (Fold): a sum, a
+/// mean and a max of p, the first two read by the next kernel (y = p * sum
+/// - mean, and its own sum z), z read by a third (w = p * z), the max by
+/// nobody; and a sum read first by an elementwise kernel over nothing,
+/// whose one block still stores it.
+Plan foldedReductionsPlan(int64_t n, DType t) {
+  Handle p = wrap(input(t, {n}, 5));
+  Handle sum = wrap(reduceOp(OpKind::Sum, *p, {}, false));
+  Handle mean = wrap(reduceOp(OpKind::Mean, *p, {}, false));
+  Handle scaled = wrap(binary(OpKind::Mul, *p, *sum));
+  Handle y = wrap(binary(OpKind::Sub, *scaled, *mean));
+  scaled.reset();
+  Handle z = wrap(reduceOp(OpKind::Sum, *y, {}, false));
+  Handle w = wrap(binary(OpKind::Mul, *p, *z));
+  llvm::SmallVector<NodeRef, 8> roots = {sum->value(), mean->value(), y->value(),
+                                         z->value(), w->value()};
+  if (!isComplex(t))
+    roots.push_back(reduceOp(OpKind::Max, *p, {}, false));
+  Handle empty = wrap(input(t, {0}, 6));
+  Handle q = wrap(input(t, {n}, 7));
+  Handle qs = wrap(reduceOp(OpKind::Sum, *q, {}, false));
+  roots.push_back(qs->value());
+  roots.push_back(binary(OpKind::Add, *empty, *qs));
+  return planForRoots(roots);
+}
+
 Plan axisPlan(DType t, Shape shape, OpKind op, int64_t axis, bool keepdims) {
   Handle a = wrap(input(t, shape, 6));
   return planForRoots({reduceOp(op, *a, {axis}, keepdims)});
@@ -2370,6 +2396,23 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
     for (DType t : {DType::Int8, DType::UInt16, DType::Int32, DType::UInt64,
                     DType::Bit})
       compareWithCpu(fullReductionsPlan(77777, t), 1e-12);
+  }
+  SUBCASE("full reductions folded by their readers") {
+    for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::DComplex,
+                    DType::Int32}) {
+      CAPTURE(nameOf(t));
+      for (int64_t n : {int64_t(1), int64_t(1000), int64_t(300001)}) {
+        CAPTURE(n);
+        Plan plan = foldedReductionsPlan(n, t);
+        size_t folds = 0;
+        for (const Kernel &k : plan.kernels)
+          folds += k.folds.size();
+        CHECK(folds == 4);
+        // The folds are the last block's, in its order: the sums are the
+        // CPU executor's bit for bit; y and w are products of them.
+        compareWithCpu(plan, 0);
+      }
+    }
   }
   SUBCASE("axis reductions") {
     for (OpKind op : {OpKind::Sum, OpKind::Max, OpKind::Min, OpKind::Mean,

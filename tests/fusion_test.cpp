@@ -109,6 +109,65 @@ TEST_CASE("(p * ap).sum is one kernel with one reduction") {
   CHECK(storeTo(k, bufferOf(plan, prod->value().get())) != nullptr);
 }
 
+TEST_CASE("a full reduction is folded by the elementwise kernel that reads it first") {
+  // CG's shape: rs = (r * r).sum, then x = r * (rs / 3) in the next kernel
+  // (it reads what an earlier kernel reduces), then (x * x).sum read by a
+  // third, and a max only the host reads.
+  NoBudgetFlush guard;
+  H r = upload(DType::SFloat, {64}, iota(64));
+  H rs = wrap(reduceOp(OpKind::Sum, *wrap(binaryOp(OpKind::Mul, op(*r), op(*r))), {}, false));
+  H mx = wrap(reduceOp(OpKind::Max, *r, {}, false));
+  H alpha = wrap(binaryOp(OpKind::Div, op(*rs), op(3.0)));
+  H x = wrap(binaryOp(OpKind::Mul, op(*r), op(*alpha)));
+  H xx = wrap(reduceOp(OpKind::Sum, *wrap(binaryOp(OpKind::Mul, op(*x), op(*x))), {}, false));
+  H y = wrap(binaryOp(OpKind::Add, op(*x), op(*xx)));
+  Plan plan = explain({rs.get(), mx.get(), x.get(), xx.get(), y.get()});
+  REQUIRE(plan.kernels.size() == 3);
+  const Kernel &a = plan.kernels[0], &b = plan.kernels[1], &c = plan.kernels[2];
+  int rsBuf = bufferOf(plan, rs->value().get()), xxBuf = bufferOf(plan, xx->value().get());
+  // The first kernel's sum goes to the second as partials; its max, read
+  // by no kernel, is folded where it is computed.
+  REQUIRE(a.reduces.size() == 2);
+  for (const Reduce &red : a.reduces) {
+    CAPTURE(opName(red.op));
+    if (int(red.buffer) == rsBuf) {
+      REQUIRE(red.partials >= 0);
+      CHECK(plan.buffers[size_t(red.partials)].role == PlanBuffer::Role::Temp);
+      CHECK(plan.buffers[size_t(red.partials)].elements == red.slots);
+      CHECK(plan.buffers[size_t(red.partials)].dtype == red.accumulator);
+    } else {
+      CHECK(red.partials == -1);
+    }
+  }
+  REQUIRE(b.folds.size() == 1);
+  CHECK(int(b.folds[0].buffer) == rsBuf);
+  CHECK(b.folds[0].op == OpKind::Sum);
+  CHECK(b.folds[0].slots == DeviceModel().smCount * 4);
+  // The second kernel's own sum goes on to the third.
+  REQUIRE(b.reduces.size() == 1);
+  CHECK(int(b.reduces[0].buffer) == xxBuf);
+  CHECK(b.reduces[0].partials >= 0);
+  REQUIRE(c.folds.size() == 1);
+  CHECK(int(c.folds[0].buffer) == xxBuf);
+}
+
+TEST_CASE("a full reduction an axis reduction reads first is folded where it is computed") {
+  NoBudgetFlush guard;
+  H r = upload(DType::DFloat, {4, 16}, iota(64));
+  H s = wrap(reduceOp(OpKind::Sum, *r, {}, false));
+  H scaled = wrap(binaryOp(OpKind::Mul, op(*r), op(*s)));
+  H rows = wrap(reduceOp(OpKind::Sum, *scaled, {1}, false));
+  scaled.reset();
+  Plan plan = explain({s.get(), rows.get()});
+  REQUIRE(plan.kernels.size() == 2);
+  CHECK(plan.kernels[1].kind == Kernel::Kind::AxisReduce);
+  for (const Kernel &k : plan.kernels) {
+    for (const Reduce &red : k.reduces)
+      CHECK(red.partials == -1);
+    CHECK(k.folds.empty());
+  }
+}
+
 TEST_CASE("a dropped product inside a sum is never stored") {
   NoBudgetFlush guard;
   H p = upload(DType::DFloat, {16}, iota(16));
