@@ -345,6 +345,23 @@ std::string partialSlot(const KernelShape &s, size_t i,
          std::to_string(partialBytes(accs)) + ")";
 }
 
+/// Declares `f` and folds `bound` partials into it in the order a
+/// reducing kernel's last block folds them: thread t takes partials t,
+/// t + blockDim.x, ... in order (`partialAt` reads partial `b`), then the
+/// block tree (`red`: its shared slots). Both the last block
+/// (emitGridReduceTail) and a fold in a later kernel (emitFolds) emit it,
+/// so that the two give the same bits.
+void emitPartialsFold(OpKind op, DType accumulator, const std::string &index,
+                      const std::string &bound, const std::string &partialAt,
+                      const std::string &red, std::string &os) {
+  std::string id = reduceIdentityExpr(op, accumulator);
+  line(os, 4, cType(accumulator).str() + " f = " + id + ";");
+  line(os, 4, "for (" + index + " b = threadIdx.x; b < " + bound + "; b += blockDim.x)");
+  line(os, 6, "f = " + reduceStepExpr(op, "f", partialAt) + ";");
+  line(os, 4, "f = cumo_k::block_reduce(f, " + reduceFunctor(op).str() + ", " + id + ", " +
+                  red + ");");
+}
+
 } // namespace
 
 void emitGridReduceTail(const KernelShape &s, std::string &os) {
@@ -400,18 +417,12 @@ void emitGridReduceTail(const KernelShape &s, std::string &os) {
     if (r.deferred)
       continue;
     std::string a = cType(r.accumulator).str(), n = std::to_string(i);
-    std::string id = reduceIdentityExpr(r.op, r.accumulator);
     line(os, 2, "{");
-    line(os, 4, a + " f = " + id + ";");
-    line(os, 4, "for (unsigned int b = threadIdx.x; b < gridDim.x; b += "
-                "blockDim.x)");
     std::string partial =
         isStructType(r.accumulator)
             ? "cumo_k::vload<" + a + ">(" + partialSlot(s, i, "b") + ")"
             : "*(volatile " + a + " *)" + partialSlot(s, i, "b");
-    line(os, 6, "f = " + reduceStepExpr(r.op, "f", partial) + ";");
-    line(os, 4, "f = cumo_k::block_reduce(f, " + reduceFunctor(r.op).str() +
-                    ", " + id + ", red" + n + ");");
+    emitPartialsFold(r.op, r.accumulator, "unsigned int", "gridDim.x", partial, "red" + n, os);
     line(os, 4, "if (threadIdx.x == 0)");
     emitFinish(s, i, "f", "0", os, 6);
     line(os, 2, "}");
@@ -437,14 +448,10 @@ void emitFolds(const KernelShape &s, std::string &os) {
   for (size_t i = 0; i < s.folds.size(); ++i) {
     const FoldShape &f = s.folds[i];
     std::string a = cType(f.accumulator).str(), n = std::to_string(i);
-    std::string id = reduceIdentityExpr(f.op, f.accumulator);
     line(os, 2, "__shared__ " + a + " fold_red" + n + "[32];");
     line(os, 2, "{");
-    line(os, 4, a + " f = " + id + ";");
-    line(os, 4, "for (long long b = threadIdx.x; b < P.fd" + n + "_n; b += blockDim.x)");
-    line(os, 6, "f = " + reduceStepExpr(f.op, "f", "P.fd" + n + "[b]") + ";");
-    line(os, 4, "f = cumo_k::block_reduce(f, " + reduceFunctor(f.op).str() + ", " + id +
-                    ", fold_red" + n + ");");
+    emitPartialsFold(f.op, f.accumulator, "long long", "P.fd" + n + "_n", "P.fd" + n + "[b]",
+                     "fold_red" + n, os);
     line(os, 4, "if (threadIdx.x == 0) {");
     line(os, 6, "const " + a + " m = " +
                     foldFinishExpr(f.op, f.accumulator, "f", "P.fd" + n + "_count") + ";");
