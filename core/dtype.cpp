@@ -2,19 +2,9 @@
 
 namespace cumo {
 
-namespace {
-constexpr DTypeInfo kInfos[] = {
-#define CUMO_DTYPE(Enum, RubyName, CType, CudaType, Kind, Rank)               \
-  {DType::Enum, RubyName, CudaType, sizeof(CType), DTypeKind::Kind, Rank},
-#include "core/dtype.def"
-};
-
-} // namespace
-
-const DTypeInfo &info(DType t) { return kInfos[int(t)]; }
 
 std::optional<DType> dtypeNamed(std::string_view name) {
-  for (const DTypeInfo &i : kInfos)
+  for (const DTypeInfo &i : detail::kDTypeInfos)
     if (i.rubyName == name)
       return i.dtype;
   return std::nullopt;

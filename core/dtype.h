@@ -35,7 +35,18 @@ struct DTypeInfo {
   uint8_t rank;               ///< width order inside a kind
 };
 
-const DTypeInfo &info(DType t);
+namespace detail {
+/// The table, in the header: every recorded op asks a dtype's size or
+/// kind several times (an out-of-line lookup was 1% of the CG loop's host
+/// instructions).
+inline constexpr DTypeInfo kDTypeInfos[] = {
+#define CUMO_DTYPE(Enum, RubyName, CType, CudaType, Kind, Rank)               \
+  {DType::Enum, RubyName, CudaType, sizeof(CType), DTypeKind::Kind, Rank},
+#include "core/dtype.def"
+};
+} // namespace detail
+
+inline const DTypeInfo &info(DType t) { return detail::kDTypeInfos[int(t)]; }
 inline size_t sizeOf(DType t) { return info(t).size; }
 inline std::string_view nameOf(DType t) { return info(t).rubyName; }
 /// The Ruby class of `t` as messages name it: "Cumo::SFloat".

@@ -4,13 +4,6 @@
 
 namespace cumo {
 
-int64_t numElements(llvm::ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-
 bool sizeFits(llvm::ArrayRef<int64_t> shape, size_t elementBytes) {
   if (llvm::is_contained(shape, 0))
     return true; // empty, whatever the other extents

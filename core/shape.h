@@ -18,7 +18,12 @@ using Strides = llvm::SmallVector<int64_t, 4>;
 inline Shape toShape(llvm::ArrayRef<int64_t> a) { return Shape(a.begin(), a.end()); }
 
 /// The number of elements of a shape (1 for a 0-dim shape).
-int64_t numElements(llvm::ArrayRef<int64_t> shape);
+inline int64_t numElements(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
 
 /// Whether `shape` of `elementBytes`-byte elements has a size and a byte
 /// count that int64 holds (a shape such as [2**62, 4] wraps to 0).
