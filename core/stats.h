@@ -28,6 +28,8 @@ namespace cumo {
   X(stored_bytes)                                                              \
   X(gcs_before_flush)                                                          \
   X(gc_before_flush_ns)                                                        \
+  X(gc_bare_samples)                                                           \
+  X(gcs_skipped_idle)                                                          \
   X(matmul_copies)                                                             \
   X(library_captures)                                                          \
   X(library_epilogues)                                                         \

@@ -128,6 +128,7 @@ Engine::Engine() {
     gcBeforeFlush_ = std::strcmp(v, "auto") == 0 ? GcBeforeFlush::Auto
                      : envFlag("CUMO_GC_BEFORE_FLUSH", false) ? GcBeforeFlush::Always
                                                               : GcBeforeFlush::Never;
+  gcSkipWhenIdle_ = envFlag("CUMO_GC_SKIP_WHEN_IDLE", true);
   if (const char *v = std::getenv("CUMO_GC_MIN_BYTES"))
     if (long long n = std::strtoll(v, nullptr, 10); n >= 0)
       gcMinOptionalBytes_ = size_t(n);
@@ -233,13 +234,17 @@ void Engine::flush() {
   const Plan &plan = t->plan;
   if (collectBefore(*t, nodes)) {
     // The nodes are held by `nodes`: only their wrappers can go.
-    auto started = std::chrono::steady_clock::now();
-    HostHooks::get().collectYoungGarbage();
-    releaseDead();
+    uint64_t ns = timeYoungGc();
     device().pool().noteCollected();
-    noteGcTime(uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::steady_clock::now() - started)
-                            .count()));
+    noteGcTime(ns);
+    // Now and then a second GC at once, with nothing left to free: what
+    // any GC costs whatever the garbage (GcCostModel::noteBareGc).
+    if (gcCost_.wantsBareGc()) {
+      uint64_t bare = timeYoungGc();
+      ++Stats::get().gc_bare_samples;
+      Stats::get().gc_before_flush_ns += bare;
+      gcCost_.noteBareGc(bare);
+    }
   }
   llvm::SmallVector<Ref<Buffer>, 8> buffers(plan.buffers.size());
   MemoryPool &pool = device().pool();
@@ -333,10 +338,28 @@ bool Engine::collectBefore(const PlanTemplate &t, llvm::ArrayRef<NodeRef> nodes)
   bool optionalDue =
       optional > 0 && (gcBeforeFlush_ == GcBeforeFlush::Always ||
                        optionalSinceGc_ >= gcCost_.thresholdBytes(gcMinOptionalBytes_));
+  // The rule above weighs the host's time against the device's. A device
+  // that has finished everything waits on the host: its writes cost
+  // nothing now, the GC would delay it further. Only the pool's growth
+  // makes the GC run then.
+  if (optionalDue && !poolDue && gcBeforeFlush_ == GcBeforeFlush::Auto && gcSkipWhenIdle_ &&
+      executor_->idle()) {
+    ++Stats::get().gcs_skipped_idle;
+    return false;
+  }
   if (!poolDue && !optionalDue)
     return false;
   optionalSinceGc_ = 0;
   return true;
+}
+
+uint64_t Engine::timeYoungGc() {
+  auto started = std::chrono::steady_clock::now();
+  HostHooks::get().collectYoungGarbage();
+  releaseDead();
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now() - started)
+                      .count());
 }
 
 void Engine::noteGcTime(uint64_t ns) {

@@ -64,11 +64,16 @@ private:
   enum class GcBeforeFlush : uint8_t { Never, Auto, Always };
   GcBeforeFlush gcBeforeFlush_ = GcBeforeFlush::Auto;
   size_t gcMinOptionalBytes_ = size_t(64) << 20;
+  /// Auto skips that GC while the device is idle (Executor::idle), unless
+  /// CUMO_GC_SKIP_WHEN_IDLE=0.
+  bool gcSkipWhenIdle_ = true;
   size_t optionalSinceGc_ = 0;
   /// The GCs' cost so far, which sets how many optional bytes the next
   /// must save (GcCostModel::thresholdBytes).
   GcCostModel gcCost_;
   void noteGcTime(uint64_t ns);
+  /// A minor GC and the release of what it freed; answers its time in ns.
+  uint64_t timeYoungGc();
   /// Whether this flush of `plan` should collect first: for its optional
   /// outputs (above), or because the pool would grow to give its buffers
   /// while a GC could return enough (MemoryPool::collectionDue).

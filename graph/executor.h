@@ -24,6 +24,10 @@ public:
   /// With CUMO_PROFILE: adds the device time of launches that completed to
   /// Profile::deviceNs (after a synchronize, all of them).
   virtual void harvestProfile() {}
+  /// Whether everything launched so far has finished: the device waits on
+  /// the host now, so work added to the next plan costs it no time. False
+  /// where that does not hold: the CPU executor's device is the host.
+  virtual bool idle() { return false; }
 };
 
 /// The CPU reference executor.

@@ -1216,3 +1216,36 @@ TEST_CASE("GcCostModel: a GC pays once the optional bytes outweigh its time") {
   model.setStoreBytesPerNs(0);
   CHECK(model.thresholdBytes(floor) == floor);
 }
+
+TEST_CASE("GcCostModel: only what a GC costs whatever it frees sets the threshold") {
+  GcCostModel model;
+  const size_t floor = size_t(1) << 20;
+  // The first GC asks for a bare one after it, and then every kBareEvery-th.
+  model.noteGc(100000);
+  CHECK(model.wantsBareGc());
+  model.noteBareGc(30000);
+  CHECK(model.fixedNs() == 30000);
+  CHECK(model.thresholdBytes(floor) == size_t(30000 * GcCostModel::kStoreBytesPerNs));
+  int asked = 0;
+  for (uint64_t i = 0; i < 2 * GcCostModel::kBareEvery; ++i) {
+    model.noteGc(100000);
+    asked += model.wantsBareGc();
+  }
+  CHECK(asked == 2);
+  // GCs that free twice the garbage take twice as long: the threshold stays
+  // (it followed their time before, and a GC every other flush then held).
+  for (int i = 0; i < 20; ++i)
+    model.noteGc(200000);
+  CHECK(model.averageNs() > 199000);
+  CHECK(model.thresholdBytes(floor) == size_t(30000 * GcCostModel::kStoreBytesPerNs));
+  // A bigger heap makes the bare GC slower, and the threshold follows.
+  for (int i = 0; i < 20; ++i)
+    model.noteBareGc(150000);
+  CHECK(model.fixedNs() > 149000);
+  CHECK(model.fixedNs() <= 150000);
+  // Never above the whole GCs' average.
+  GcCostModel odd;
+  odd.noteGc(20000);
+  odd.noteBareGc(50000);
+  CHECK(odd.fixedNs() == 20000);
+}
