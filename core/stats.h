@@ -30,6 +30,8 @@ namespace cumo {
   X(gc_before_flush_ns)                                                        \
   X(gc_bare_samples)                                                           \
   X(gcs_skipped_idle)                                                          \
+  X(gcs_during_wait)                                                           \
+  X(gc_during_wait_ns)                                                         \
   X(matmul_copies)                                                             \
   X(library_captures)                                                          \
   X(library_epilogues)                                                         \

@@ -129,6 +129,7 @@ Engine::Engine() {
                      : envFlag("CUMO_GC_BEFORE_FLUSH", false) ? GcBeforeFlush::Always
                                                               : GcBeforeFlush::Never;
   gcSkipWhenIdle_ = envFlag("CUMO_GC_SKIP_WHEN_IDLE", true);
+  gcDuringWait_ = envFlag("CUMO_GC_DURING_WAIT", true);
   if (const char *v = std::getenv("CUMO_GC_MIN_BYTES"))
     if (long long n = std::strtoll(v, nullptr, 10); n >= 0)
       gcMinOptionalBytes_ = size_t(n);
@@ -343,7 +344,7 @@ bool Engine::collectBefore(const PlanTemplate &t, llvm::ArrayRef<NodeRef> nodes)
   // nothing now, the GC would delay it further. Only the pool's growth
   // makes the GC run then.
   if (optionalDue && !poolDue && gcBeforeFlush_ == GcBeforeFlush::Auto && gcSkipWhenIdle_ &&
-      executor_->idle()) {
+      executor_->activity() == Executor::Activity::Idle) {
     ++Stats::get().gcs_skipped_idle;
     return false;
   }
@@ -351,6 +352,26 @@ bool Engine::collectBefore(const PlanTemplate &t, llvm::ArrayRef<NodeRef> nodes)
     return false;
   optionalSinceGc_ = 0;
   return true;
+}
+
+void Engine::collectDuringWait() {
+  // The host is about to wait for the device. Where the device still has
+  // work, a GC now overlaps it, and it frees the wrappers of the
+  // temporaries recorded since the last GC, so the plans until the next
+  // read need none of their own: a loop that reads every 20th iteration
+  // (CG) ran one every four or five of its flushes, a fixed cost each.
+  // Only after enough optional outputs (a loop that reads twice an
+  // iteration gains nothing), and only on a busy device: on an idle one
+  // the read would wait for the GC instead.
+  if (gcBeforeFlush_ != GcBeforeFlush::Auto || !gcDuringWait_ ||
+      !HostHooks::get().collectYoungGarbage || optionalSinceGc_ < gcMinOptionalBytes_ ||
+      executor_->activity() != Executor::Activity::Busy)
+    return;
+  uint64_t ns = timeYoungGc();
+  device().pool().noteCollected();
+  ++Stats::get().gcs_during_wait;
+  Stats::get().gc_during_wait_ns += ns;
+  optionalSinceGc_ = 0;
 }
 
 uint64_t Engine::timeYoungGc() {
@@ -419,6 +440,7 @@ void Engine::sync() {
   SyncWarnings::get().note();
   PendingList::get().noteRead();
   flush();
+  collectDuringWait();
   {
     ProfileScope waiting(&Profile::waitNs);
     device().synchronize();
@@ -438,6 +460,7 @@ void Engine::read(const ArrayHandle &h, void *dst) {
   SyncWarnings::get().note();
   PendingList::get().noteRead();
   flush();
+  collectDuringWait();
   NodeRef v = h.value();
   if (!v->isMaterialized())
     throw Error(ErrorKind::Internal, "[read] a value still pending after a flush");

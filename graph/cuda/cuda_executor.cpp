@@ -100,18 +100,18 @@ public:
   Device &device() override { return *device_; }
   void run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) override;
   void harvestProfile() override { profiler_.harvest(); }
-  /// The last plan's end, not the stream's: the pool records events of its
+  /// Busy until the last plan's end, not the stream's: the pool records events of its
   /// own there as a flush releases buffers, which the device has not
   /// reached yet when the engine asks (cudaStreamQuery answered busy for
   /// nearly every flush of the CG loop, whose host is the bound).
-  bool idle() override {
+  Activity activity() override {
     if (!ranAny_)
-      return true;
+      return Activity::Idle;
     cudaError_t e = cudaEventQuery(lastRunDone_);
     if (e == cudaErrorNotReady)
-      return false;
+      return Activity::Busy;
     cudaCheck(e, "cudaEventQuery");
-    return true;
+    return Activity::Idle;
   }
 
 private:
@@ -137,7 +137,7 @@ private:
   PreparedPlan &prepare(const Plan &plan);
 
   CudaDevice *device_;
-  /// Recorded after every plan's launch (idle()).
+  /// Recorded after every plan's launch (activity()).
   cudaEvent_t lastRunDone_ = nullptr;
   bool ranAny_ = false;
   KernelLoader loader_;
