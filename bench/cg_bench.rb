@@ -70,8 +70,6 @@ opts[:variants].split(",").reject(&:empty?).each do |variant|
     gc_min_bytes: ENV["CUMO_GC_MIN_BYTES"].to_s.empty? ? nil : Integer(ENV["CUMO_GC_MIN_BYTES"]),
     gc_store_bytes_per_ns: ENV["CUMO_GC_STORE_BYTES_PER_NS"].to_s.empty? ? nil : Float(ENV["CUMO_GC_STORE_BYTES_PER_NS"]),
     early_start: ENV["CUMO_EARLY_START"] != "0",
-    gc_skip_when_idle: ENV["CUMO_GC_SKIP_WHEN_IDLE"] != "0",
-    gc_during_wait: ENV["CUMO_GC_DURING_WAIT"] != "0",
     # CUMO_PROFILE's events and clocks cost the host time: the peers run
     # without any, so the table's us/iter comes from a run without it.
     profile: ENV["CUMO_PROFILE"].to_s.empty? || ENV["CUMO_PROFILE"] == "0" ? nil : ENV["CUMO_PROFILE"],
@@ -88,13 +86,6 @@ opts[:variants].split(",").reject(&:empty?).each do |variant|
     # The minor GCs before flushes (graph/gc_cost.h) and what the plans
     # stored: host time against device writes.
     gcs_before_flush: stats[:gcs_before_flush],
-    # Optional-output GCs skipped because the device had finished all it
-    # was given (it waits on the host; graph/engine.cpp, collectBefore).
-    gcs_skipped_idle: stats[:gcs_skipped_idle],
-    # GCs at reads while the device worked (graph/engine.cpp,
-    # collectDuringWait), and their host time an iteration.
-    gcs_during_wait: stats[:gcs_during_wait],
-    gc_during_wait_us_per_iter: (stats[:gc_during_wait_ns] / 1e3 / done).round(3),
     gc_us_per_iter: (stats[:gc_before_flush_ns] / 1e3 / done).round(3),
     stored_mb_per_iter: (stats[:stored_bytes] / 1e6 / done).round(3),
     # With CUMO_PROFILE=1: host time per iteration spent planning flushes,

@@ -38,15 +38,6 @@ CUMO_GC_BEFORE_FLUSH=off run bin/run bench/cg_bench.rb --n 512 --iterations 2000
 # first.
 CUMO_GC_STORE_BYTES_PER_NS=0 run bin/run bench/cg_bench.rb --n 512 --iterations 2000 \
   --variants device:never,device:20
-# The GC at a read while the device works (graph/engine.cpp,
-# collectDuringWait), and the GC before a flush kept on an idle device:
-# each switched off, unprofiled and profiled.
-for knob in CUMO_GC_DURING_WAIT=0 CUMO_GC_SKIP_WHEN_IDLE=0; do
-  plain env "$knob" bin/run bench/cg_bench.rb --n 512 --iterations 2000 \
-    --variants device:never,device:20
-  run env "$knob" bin/run bench/cg_bench.rb --n 512 --iterations 2000 \
-    --variants device:never,device:20
-done
 # Kernels that start while the one before them finishes, and without.
 CUMO_EARLY_START=0 run bin/run bench/cg_bench.rb --n 512 --iterations 2000 \
   --variants device:never,device:20

@@ -16,7 +16,7 @@ fmt = ->(x, digits = 1) { x.nil? ? "" : format("%.#{digits}f", x) }
 # parts. One row each, from the two lines.
 config = lambda do |l|
   l.values_at(:impl, :scalars, :check_every, :gc_before_flush, :gc_min_bytes,
-              :gc_store_bytes_per_ns, :early_start, :gc_skip_when_idle, :gc_during_wait, :n, :dtype)
+              :gc_store_bytes_per_ns, :early_start, :n, :dtype)
 end
 unprofiled = cg.select { |l| l[:impl] == "cumo" && l[:profile].nil? && !l[:device_us_per_iter] }
                 .to_h { |l| [config.(l), l] }
@@ -31,8 +31,8 @@ groups.each do |(n, dtype), rows|
   torch_graph = rows.find { |r| r[:impl] == "torch_graph" }
   puts "#{n}x#{n} #{dtype}, #{device}:"
   puts
-  puts "| implementation | scalars | test | us/iter | x JAX fori | x torch graph | us/iter profiled | kernels/iter | device us/iter | plan + launch us/iter | GC us/iter | GC at reads us/iter | stored MB/iter | host syncs | rel. residual |"
-  puts "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  puts "| implementation | scalars | test | us/iter | x JAX fori | x torch graph | us/iter profiled | kernels/iter | device us/iter | plan + launch us/iter | GC us/iter | stored MB/iter | host syncs | rel. residual |"
+  puts "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   rows.each do |r|
     test = r[:check_every].to_i.zero? ? "never" : "every #{r[:check_every]}"
     plain = r[:device_us_per_iter] ? unprofiled[config.(r)] : nil
@@ -47,12 +47,10 @@ groups.each do |(n, dtype), rows|
       impl += r[:gc_store_bytes_per_ns].zero? ? " (GC threshold fixed)" : " (GC cost at #{r[:gc_store_bytes_per_ns]} B/ns)"
     end
     impl += " (no early starts)" if r[:early_start] == false
-    impl += " (GC kept on an idle device)" if r[:gc_skip_when_idle] == false
-    impl += " (no GC at reads)" if r[:gc_during_wait] == false
     host = r[:plan_us_per_iter] && r[:execute_us_per_iter] && r[:plan_us_per_iter] + r[:execute_us_per_iter]
     puts "| #{impl} | #{r[:scalars]} | #{test} | #{fmt.(us)} | #{ratio.(jax)} | " \
          "#{ratio.(torch_graph)} | #{fmt.(profiled_us)} | #{fmt.(r[:kernels_per_iter], 2)} | #{fmt.(r[:device_us_per_iter])} | " \
-         "#{fmt.(host)} | #{fmt.(r[:gc_us_per_iter], 2)} | #{fmt.(r[:gc_during_wait_us_per_iter], 2)} | #{fmt.(r[:stored_mb_per_iter], 2)} | #{r[:host_syncs]} | #{r[:relative_residual] && format('%.4e', r[:relative_residual])} |"
+         "#{fmt.(host)} | #{fmt.(r[:gc_us_per_iter], 2)} | #{fmt.(r[:stored_mb_per_iter], 2)} | #{r[:host_syncs]} | #{r[:relative_residual] && format('%.4e', r[:relative_residual])} |"
   end
   puts
 end

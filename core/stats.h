@@ -29,9 +29,6 @@ namespace cumo {
   X(gcs_before_flush)                                                          \
   X(gc_before_flush_ns)                                                        \
   X(gc_bare_samples)                                                           \
-  X(gcs_skipped_idle)                                                          \
-  X(gcs_during_wait)                                                           \
-  X(gc_during_wait_ns)                                                         \
   X(matmul_copies)                                                             \
   X(library_captures)                                                          \
   X(library_epilogues)                                                         \

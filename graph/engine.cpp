@@ -128,8 +128,6 @@ Engine::Engine() {
     gcBeforeFlush_ = std::strcmp(v, "auto") == 0 ? GcBeforeFlush::Auto
                      : envFlag("CUMO_GC_BEFORE_FLUSH", false) ? GcBeforeFlush::Always
                                                               : GcBeforeFlush::Never;
-  gcSkipWhenIdle_ = envFlag("CUMO_GC_SKIP_WHEN_IDLE", true);
-  gcDuringWait_ = envFlag("CUMO_GC_DURING_WAIT", true);
   if (const char *v = std::getenv("CUMO_GC_MIN_BYTES"))
     if (long long n = std::strtoll(v, nullptr, 10); n >= 0)
       gcMinOptionalBytes_ = size_t(n);
@@ -339,39 +337,10 @@ bool Engine::collectBefore(const PlanTemplate &t, llvm::ArrayRef<NodeRef> nodes)
   bool optionalDue =
       optional > 0 && (gcBeforeFlush_ == GcBeforeFlush::Always ||
                        optionalSinceGc_ >= gcCost_.thresholdBytes(gcMinOptionalBytes_));
-  // The rule above weighs the host's time against the device's. A device
-  // that has finished everything waits on the host: its writes cost
-  // nothing now, the GC would delay it further. Only the pool's growth
-  // makes the GC run then.
-  if (optionalDue && !poolDue && gcBeforeFlush_ == GcBeforeFlush::Auto && gcSkipWhenIdle_ &&
-      executor_->activity() == Executor::Activity::Idle) {
-    ++Stats::get().gcs_skipped_idle;
-    return false;
-  }
   if (!poolDue && !optionalDue)
     return false;
   optionalSinceGc_ = 0;
   return true;
-}
-
-void Engine::collectDuringWait() {
-  // The host is about to wait for the device. Where the device still has
-  // work, a GC now overlaps it, and it frees the wrappers of the
-  // temporaries recorded since the last GC, so the plans until the next
-  // read need none of their own: a loop that reads every 20th iteration
-  // (CG) ran one every four or five of its flushes, a fixed cost each.
-  // Only after enough optional outputs (a loop that reads twice an
-  // iteration gains nothing), and only on a busy device: on an idle one
-  // the read would wait for the GC instead.
-  if (gcBeforeFlush_ != GcBeforeFlush::Auto || !gcDuringWait_ ||
-      !HostHooks::get().collectYoungGarbage || optionalSinceGc_ < gcMinOptionalBytes_ ||
-      executor_->activity() != Executor::Activity::Busy)
-    return;
-  uint64_t ns = timeYoungGc();
-  device().pool().noteCollected();
-  ++Stats::get().gcs_during_wait;
-  Stats::get().gc_during_wait_ns += ns;
-  optionalSinceGc_ = 0;
 }
 
 uint64_t Engine::timeYoungGc() {
@@ -440,7 +409,6 @@ void Engine::sync() {
   SyncWarnings::get().note();
   PendingList::get().noteRead();
   flush();
-  collectDuringWait();
   {
     ProfileScope waiting(&Profile::waitNs);
     device().synchronize();
@@ -460,7 +428,6 @@ void Engine::read(const ArrayHandle &h, void *dst) {
   SyncWarnings::get().note();
   PendingList::get().noteRead();
   flush();
-  collectDuringWait();
   NodeRef v = h.value();
   if (!v->isMaterialized())
     throw Error(ErrorKind::Internal, "[read] a value still pending after a flush");

@@ -64,13 +64,6 @@ private:
   enum class GcBeforeFlush : uint8_t { Never, Auto, Always };
   GcBeforeFlush gcBeforeFlush_ = GcBeforeFlush::Auto;
   size_t gcMinOptionalBytes_ = size_t(64) << 20;
-  /// Auto skips that GC while the device is idle (Executor::activity), unless
-  /// CUMO_GC_SKIP_WHEN_IDLE=0.
-  bool gcSkipWhenIdle_ = true;
-  /// Auto also collects at a read while the device works
-  /// (collectDuringWait), unless CUMO_GC_DURING_WAIT=0.
-  bool gcDuringWait_ = true;
-  void collectDuringWait();
   size_t optionalSinceGc_ = 0;
   /// The GCs' cost so far, which sets how many optional bytes the next
   /// must save (GcCostModel::thresholdBytes).

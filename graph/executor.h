@@ -24,13 +24,6 @@ public:
   /// With CUMO_PROFILE: adds the device time of launches that completed to
   /// Profile::deviceNs (after a synchronize, all of them).
   virtual void harvestProfile() {}
-  /// Where the device stands against the host, for the GC before a flush
-  /// and at a read (Engine::collectBefore, collectDuringWait). Busy: work
-  /// launched is still running, so host time spent now overlaps it. Idle:
-  /// everything has finished and the device waits on the host. Host: the
-  /// device is the host (the CPU executor), so neither holds.
-  enum class Activity : uint8_t { Host, Idle, Busy };
-  virtual Activity activity() { return Activity::Host; }
 };
 
 /// The CPU reference executor.

@@ -93,26 +93,11 @@ public:
     for (ParamSlot &s : slots_)
       cudaCheck(cudaEventCreateWithFlags(&s.copied, cudaEventDisableTiming),
                 "cudaEventCreate");
-    cudaCheck(cudaEventCreateWithFlags(&lastRunDone_, cudaEventDisableTiming),
-              "cudaEventCreate");
   }
   const char *name() const override { return "cuda"; }
   Device &device() override { return *device_; }
   void run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) override;
   void harvestProfile() override { profiler_.harvest(); }
-  /// Busy until the last plan's end, not the stream's: the pool records events of its
-  /// own there as a flush releases buffers, which the device has not
-  /// reached yet when the engine asks (cudaStreamQuery answered busy for
-  /// nearly every flush of the CG loop, whose host is the bound).
-  Activity activity() override {
-    if (!ranAny_)
-      return Activity::Idle;
-    cudaError_t e = cudaEventQuery(lastRunDone_);
-    if (e == cudaErrorNotReady)
-      return Activity::Busy;
-    cudaCheck(e, "cudaEventQuery");
-    return Activity::Idle;
-  }
 
 private:
   CachedPlan &lookup(const Plan &plan, llvm::ArrayRef<uint64_t> keys,
@@ -137,9 +122,6 @@ private:
   PreparedPlan &prepare(const Plan &plan);
 
   CudaDevice *device_;
-  /// Recorded after every plan's launch (activity()).
-  cudaEvent_t lastRunDone_ = nullptr;
-  bool ranAny_ = false;
   KernelLoader loader_;
   CublasMatmul matmul_;
   std::unordered_map<uint64_t, std::unique_ptr<PreparedPlan>> prepared_;
@@ -577,8 +559,6 @@ void CudaExecutor::run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) {
     updateLibraryNodes(cp, plan);
   upload(cp, block);
   launch(cp);
-  cudaCheck(cudaEventRecord(lastRunDone_, device_->stream()), "cudaEventRecord");
-  ranAny_ = true;
 }
 
 } // namespace

@@ -329,50 +329,6 @@ class TestLazy < Minitest::Test
     assert_equal results["off"][:total], results["on"][:total]
   end
 
-  # A loop that reads now and then: at each read, where the device still
-  # works on what the flush before it sent, a minor GC runs in that time
-  # and the plans until the next read need none of their own. It changes
-  # no value. The CPU executor's device is the host, so there it never
-  # runs.
-  def test_gc_at_a_read_runs_while_the_device_works
-    script = <<~RUBY
-      require "cumo/narray"
-      n = 256
-      v = Cumo::SFloat.new(n, n).rand
-      x = Cumo::SFloat.zeros(n, n)
-      r = v.dup
-      s = (r * r).mean * 1e-3
-      run = lambda do |k|
-        k.times do |i|
-          x += v * s
-          r -= (v * 4.0 - x) * s
-          s = (r * r).mean * 1e-3
-          Float(s) if i % 20 == 19
-        end
-      end
-      run.call(40)
-      Cumo.reset_stats
-      run.call(400)
-      st = Cumo.stats
-      print st[:gcs_during_wait], " ", st[:host_syncs], " ", Float(x.sum).to_r
-    RUBY
-    results = %w[1 0].to_h do |mode|
-      env = { "CUMO_GC_DURING_WAIT" => mode, "CUMO_GC_MIN_BYTES" => "1000000" }
-      out, err, status = run_ruby(env, "-e", script)
-      assert status.success?, err
-      gcs, syncs, total = out.split
-      [mode, { gcs: Integer(gcs), syncs: Integer(syncs), total: total }]
-    end
-    assert_equal 20, results["1"][:syncs], results.inspect
-    assert_equal 0, results["0"][:gcs], results.inspect
-    if Cumo.gpu?
-      assert_operator results["1"][:gcs], :>=, 1, results.inspect
-    else
-      assert_equal 0, results["1"][:gcs], results.inspect
-    end
-    assert_equal results["0"][:total], results["1"][:total]
-  end
-
   # A budget cut falls between ops, never inside one: argmax records a
   # dozen nodes (an Int64 index sequence, a hit mask, candidates), which a
   # cut in their middle would store. At a budget of one node, eight
