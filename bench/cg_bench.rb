@@ -87,6 +87,9 @@ opts[:variants].split(",").reject(&:empty?).each do |variant|
     # stored: host time against device writes.
     gcs_before_flush: stats[:gcs_before_flush],
     gc_us_per_iter: (stats[:gc_before_flush_ns] / 1e3 / done).round(3),
+    # What a GC costs whatever it frees (graph/gc_cost.h): the average of
+    # the bare GCs the rule sampled, which sets its threshold.
+    gc_bare_us: stats[:gc_bare_samples].zero? ? nil : (stats[:gc_bare_ns] / 1e3 / stats[:gc_bare_samples]).round(1),
     stored_mb_per_iter: (stats[:stored_bytes] / 1e6 / done).round(3),
     # With CUMO_PROFILE=1: host time per iteration spent planning flushes,
     # launching them, and waiting for reads; the rest is recording.

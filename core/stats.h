@@ -29,6 +29,7 @@ namespace cumo {
   X(gcs_before_flush)                                                          \
   X(gc_before_flush_ns)                                                        \
   X(gc_bare_samples)                                                           \
+  X(gc_bare_ns)                                                                \
   X(matmul_copies)                                                             \
   X(library_captures)                                                          \
   X(library_epilogues)                                                         \

@@ -241,6 +241,7 @@ void Engine::flush() {
     if (gcCost_.wantsBareGc()) {
       uint64_t bare = timeYoungGc();
       ++Stats::get().gc_bare_samples;
+      Stats::get().gc_bare_ns += bare;
       Stats::get().gc_before_flush_ns += bare;
       gcCost_.noteBareGc(bare);
     }
