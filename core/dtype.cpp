@@ -2,7 +2,6 @@
 
 namespace cumo {
 
-
 std::optional<DType> dtypeNamed(std::string_view name) {
   for (const DTypeInfo &i : detail::kDTypeInfos)
     if (i.rubyName == name)
