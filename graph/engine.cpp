@@ -238,13 +238,8 @@ void Engine::flush() {
     noteGcTime(ns);
     // Now and then a second GC at once, with nothing left to free: what
     // any GC costs whatever the garbage (GcCostModel::noteBareGc).
-    if (gcCost_.wantsBareGc()) {
-      uint64_t bare = timeYoungGc();
-      ++Stats::get().gc_bare_samples;
-      Stats::get().gc_bare_ns += bare;
-      Stats::get().gc_before_flush_ns += bare;
-      gcCost_.noteBareGc(bare);
-    }
+    if (gcCost_.wantsBareGc())
+      noteBareGcTime(timeYoungGc());
   }
   llvm::SmallVector<Ref<Buffer>, 8> buffers(plan.buffers.size());
   MemoryPool &pool = device().pool();
@@ -358,6 +353,14 @@ void Engine::noteGcTime(uint64_t ns) {
   ++stats.gcs_before_flush;
   stats.gc_before_flush_ns += ns;
   gcCost_.noteGc(ns);
+}
+
+void Engine::noteBareGcTime(uint64_t ns) {
+  Stats &stats = Stats::get();
+  ++stats.gc_bare_samples;
+  stats.gc_bare_ns += ns;
+  stats.gc_before_flush_ns += ns;
+  gcCost_.noteBareGc(ns);
 }
 
 void Engine::tagIndexChecks(PlanTemplate &t, llvm::ArrayRef<NodeRef> nodes) {

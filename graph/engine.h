@@ -69,6 +69,8 @@ private:
   /// must save (GcCostModel::thresholdBytes).
   GcCostModel gcCost_;
   void noteGcTime(uint64_t ns);
+  /// The same for a bare GC (GcCostModel::noteBareGc).
+  void noteBareGcTime(uint64_t ns);
   /// A minor GC and the release of what it freed; answers its time in ns.
   uint64_t timeYoungGc();
   /// Whether this flush of `plan` should collect first: for its optional
