@@ -306,6 +306,7 @@ void emitPrologue(const KernelShape &s, const std::string &aBase, const std::str
   }
   os += "  for (IX r = 0; r < M; ++r) {\n";
   readStats(passes, 4);
+  os += program.perRow;
   os += "    for (IX j = " + lo + " + threadIdx.x; j < " + hi + "; j += blockDim.x) {\n";
   std::string element;
   if (terms) {

@@ -269,6 +269,13 @@ struct AbsMaxOp {
     return cumo_ops::reduce_absmax(a, b);
   }
 };
+// A softmax row's maximum, NaN as absent as in MaxOp: fmax, one
+// instruction where MaxOp's comparisons and select take four. The two may
+// differ only in the sign of a zero maximum, which exp(x - m) does not see.
+struct RowMaxOp {
+  __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+  __device__ __forceinline__ double operator()(double a, double b) const { return fmax(a, b); }
+};
 struct MinOp {
   template <class A> __device__ __forceinline__ A operator()(A a, A b) const {
     return cumo_ops::reduce_min(a, b);

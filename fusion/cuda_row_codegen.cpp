@@ -81,6 +81,35 @@ bool rowIndicesFit(const Kernel &k) {
   return double(k.domainSize()) <= kNarrowIndexLimit;
 }
 
+/// The routine that rounds a group of the row's results to its class two
+/// to a word (core/element_types.h), or "" where it is not a sixteen-bit
+/// float over a float accumulator.
+std::string wordsOf(const KernelShape &s) {
+  if (s.rowAccumulator != DType::SFloat)
+    return "";
+  if (s.outDtype == DType::BFloat)
+    return "bfloat16_words";
+  if (s.outDtype == DType::HFloat)
+    return "half_words";
+  return "";
+}
+
+/// Widens the G elements of the vector `word` (a uint4 of the row's class)
+/// into the accumulator at `dest(e)` (an expression of the element's index
+/// in the group), BFloat's a word at a time.
+std::string widenGroup(const KernelShape &s, const std::string &word,
+                       llvm::function_ref<std::string(const std::string &)> dest) {
+  std::string t = cType(s.outDtype).str();
+  if (s.outDtype == DType::BFloat && s.rowAccumulator == DType::SFloat)
+    return "      #pragma unroll\n      for (int e = 0; e < G; e += 2)\n"
+           "        cumo_ops::widen_bfloat16_word(reinterpret_cast<const unsigned int *>(&" +
+           word + ")[e / 2], " + dest("e") + ", " + dest("e + 1") + ");\n";
+  return "      #pragma unroll\n      for (int e = 0; e < G; ++e) " + dest("e") + " = " +
+         castExpr(s.outDtype, s.rowAccumulator,
+                  "reinterpret_cast<const " + t + " *>(&" + word + ")[e]") +
+         ";\n";
+}
+
 /// One pass (RowPass). `keepTerms` (cached rows only): each element's
 /// term replaces it in the registers, for a result of the term
 /// (RowProgram::elementOfTerm). `loadsAhead` (uncached rows only): a lane
@@ -91,6 +120,11 @@ bool rowIndicesFit(const Kernel &k) {
 /// bench/probes/prologue_variants.rb's `ilp_stats` on a lent H100
 /// (2026-12-06) made qkv 10.16 -> 8.90 us in SFloat and 9.09 -> 8.51 in
 /// BFloat, fc 11.17 -> 9.91 and 9.62 -> 9.04, with the same bits.
+///
+/// In a cached row each element is tested against the row's end unless
+/// WHOLE (a constant emitRowEntry declares: the row is whole groups): the
+/// test, three to five instructions an element in each pass with 64-bit
+/// indices, had been a quarter of a BFloat layer_norm's (ptxas, sm_90).
 void emitFold(const KernelShape &s, const RowPass &p, bool keepTerms, std::string &os,
               bool loadsAhead = false) {
   std::string a = cType(s.rowAccumulator).str();
@@ -112,7 +146,7 @@ void emitFold(const KernelShape &s, const RowPass &p, bool keepTerms, std::strin
     else
       each += fold + "\n";
     emitCachedGroups("      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n"
-                     "        if (g * G + e < n) {\n" + each +
+                     "        if (WHOLE || g * G + e < n) {\n" + each +
                      "        }\n      }\n",
                      os);
   } else if (loadsAhead) {
@@ -149,7 +183,19 @@ void emitWrite(const KernelShape &s, const std::string &element, const char *val
   std::string store = castExpr(s.rowAccumulator, s.outDtype, element);
   if (s.rowCachedGroups > 0) {
     std::string body;
-    if (s.rowVector) {
+    if (s.rowVector && !wordsOf(s).empty()) {
+      // A sixteen-bit row: the group's results in the accumulator, then
+      // rounded two to a word (core/element_types.h).
+      body += groupLoads;
+      body += "      " + a + " y[G];\n";
+      body += "      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n";
+      body += "        const IX j = g * G + e;\n";
+      body += "        const " + a + " " + value + " = v[k * G + e];\n";
+      body += "        y[e] = " + element + ";\n      }\n";
+      body += "      uint4 w;\n";
+      body += "      cumo_ops::" + wordsOf(s) + "(y, reinterpret_cast<unsigned int *>(&w));\n";
+      body += "      *reinterpret_cast<uint4 *>(o + g * G) = w;\n";
+    } else if (s.rowVector) {
       body += groupLoads;
       body += "      uint4 w;\n      " + t + " *wt = reinterpret_cast<" + t + " *>(&w);\n";
       body += "      #pragma unroll\n      for (int e = 0; e < G; ++e) {\n";
@@ -224,6 +270,10 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
     os += "  __shared__ " + a + " smem[32];\n";
   }
   os += "  const " + a + " eps = (" + a + ")P.eps;\n";
+  // The loop over the rows, emitted below once for each value of WHOLE
+  // that the launch may take (emitFold).
+  std::string outer = std::move(os);
+  os.clear();
   os += "  for (IX row = first; row < rows; row += stride) {\n";
   os += "    IX base = (IX)P.in0_off;\n";
   if (rank == 2) {
@@ -253,18 +303,16 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
                       p + "[(IX)" + p + "_off + j * (IX)" + p + "_s[0]]");
     groupLoads += "      const uint4 " + pv + "w = *reinterpret_cast<const uint4 *>(" + p +
                   " + (IX)" + p + "_off + g * G);\n";
-    groupLoads += "      const " + t + " *" + pv + " = reinterpret_cast<const " + t + " *>(&" +
-                  pv + "w);\n";
-    return castExpr(s.outDtype, s.rowAccumulator, pv + "[e]");
+    groupLoads += "      " + a + " " + pv + "[G];\n";
+    groupLoads += widenGroup(s, pv + "w", [&](const std::string &e) { return pv + "[" + e + "]"; });
+    return pv + "[e]";
   };
   if (s.rowCachedGroups > 0) {
     os += "    " + a + " v[CACHED * G];\n";
     std::string body;
     if (s.rowVector) {
       body += "      const uint4 w = *reinterpret_cast<const uint4 *>(P.in0 + base + g * G);\n";
-      body += "      const " + t + " *wt = reinterpret_cast<const " + t + " *>(&w);\n";
-      body += "      #pragma unroll\n      for (int e = 0; e < G; ++e) v[k * G + e] = " +
-              castExpr(s.outDtype, s.rowAccumulator, "wt[e]") + ";\n";
+      body += widenGroup(s, "w", [](const std::string &e) { return "v[k * G + " + e + "]"; });
     } else {
       body += "      #pragma unroll\n      for (int e = 0; e < G; ++e)\n";
       body += "        if (g * G + e < n) v[k * G + e] = load(g * G + e);\n";
@@ -283,9 +331,22 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
     emitFold(s, program.passes[i], terms && i + 1 == program.passes.size(), os);
     os += program.passes[i].finish;
   }
+  os += program.perRow;
   emitWrite(s, terms ? program.elementOfTerm : program.element, terms ? "t" : "x", groupLoads,
             os);
-  os += "  }\n}\n";
+  os += "  }\n";
+  // Vector rows are whole groups (groupsAreVectors); other cached rows
+  // are tested once a launch, the row loop compiled for each answer.
+  std::string loop = std::move(os);
+  os = std::move(outer);
+  if (s.rowCachedGroups == 0 || s.rowVector) {
+    os += "  constexpr bool WHOLE = " + std::string(s.rowVector ? "true" : "false") + ";\n";
+    os += "  (void)WHOLE;\n" + loop;
+  } else {
+    os += "  if (n % G == 0) {\n  constexpr bool WHOLE = true;\n" + loop;
+    os += "  } else {\n  constexpr bool WHOLE = false;\n" + loop + "  }\n";
+  }
+  os += "}\n";
 }
 
 RowProgram rowProgram(const KernelShape &s, OpKind op, const std::string &gamma,
@@ -300,22 +361,25 @@ RowProgram rowProgram(const KernelShape &s, OpKind op, const std::string &gamma,
                         "    const " + a + " sd = cumo_ops::m_sqrt(squares / (" + a +
                             ")n + eps);\n",
                         {"sd"}});
-    p.element = "cumo_ops::layer_norm_element(x, mean, sd, " + gamma + ", " + beta + ")";
+    p.perRow = "    const cumo_ops::divisor<" + a + "> sd_q(sd);\n";
+    p.element = "cumo_ops::layer_norm_element(x, mean, sd_q, " + gamma + ", " + beta + ")";
     return p;
   case OpKind::RmsNorm:
     p.passes.push_back({"squares", "SumOp", "(" + a + ")0", "x * x",
                         "    const " + a + " rms = cumo_ops::m_sqrt(squares / (" + a +
                             ")n + eps);\n",
                         {"rms"}});
-    p.element = "cumo_ops::rms_norm_element(x, rms, " + gamma + ")";
+    p.perRow = "    const cumo_ops::divisor<" + a + "> rms_q(rms);\n";
+    p.element = "cumo_ops::rms_norm_element(x, rms_q, " + gamma + ")";
     return p;
   case OpKind::Softmax:
-    p.passes.push_back({"m", "MaxOp", "(" + a + ")(0.0 / 0.0)", "x", "", {"m"}});
+    p.passes.push_back({"m", "RowMaxOp", "(" + a + ")(0.0 / 0.0)", "x", "", {"m"}});
     p.passes.push_back({"total", "SumOp", "(" + a + ")0", "cumo_ops::m_exp(x - m)", "", {"total"}});
-    p.element = "cumo_ops::m_exp(x - m) / total";
+    p.perRow = "    const cumo_ops::divisor<" + a + "> total_q(total);\n";
+    p.element = "cumo_ops::quotient(cumo_ops::m_exp(x - m), total_q)";
     // Each element is its exponential, the last pass's term, divided
     // (rowResultOfLastTerm).
-    p.elementOfTerm = "t / total";
+    p.elementOfTerm = "cumo_ops::quotient(t, total_q)";
     return p;
   default:
     throw Error(ErrorKind::Internal, "[cuda codegen] not a row operation");

@@ -35,10 +35,12 @@ struct RowPass {
 /// result at element x of position j (`gamma` and `beta` spelling the
 /// parameters at j); `elementOfTerm`, where not empty, the same result
 /// from `t`, the last pass's term at the element (softmax: its
-/// exponential).
+/// exponential). `perRow`: statements, after the passes, that the
+/// result's expressions read besides the statistics (the row's divisor,
+/// cumo_ops::divisor).
 struct RowProgram {
   llvm::SmallVector<RowPass, 2> passes;
-  std::string element, elementOfTerm;
+  std::string perRow, element, elementOfTerm;
 };
 RowProgram rowProgram(const KernelShape &s, OpKind op, const std::string &gamma,
                       const std::string &beta);

@@ -326,13 +326,58 @@ CUMO_ACTIVATIONS(double, 0.70710678118654752440, 0.79788456080286535588, exp, lo
                  erf, tanh)
 #undef CUMO_ACTIVATIONS
 
+// A divisor that a row's elements share (its deviation, root mean square,
+// sum of exponentials): quotient(x, divisor<A>(d)) is x / d, the same bits.
+// Why: on the device a float division is a reciprocal estimate refined by
+// a Newton step, a product, one correction, a range check and a branch to
+// a slow path, about ten instructions an element, and the BFloat row ops
+// were bound by their instructions (ncu, H100). divisor<float> refines the
+// reciprocal once; quotient then takes the division's last three
+// operations, in its order, where x and d keep every intermediate a normal
+// number, and the division itself elsewhere (zeros, tiny or huge values,
+// NaN and infinity). Those are the instructions the compiler's division
+// runs on its fast path, so the bits are the division's; the gpu suite's
+// row_divisor test checks it for every significand of x.
+template <class A> struct divisor {
+  A d;
+  CUMO_HD explicit divisor(A v) : d(v) {}
+  CUMO_HD A divide(A x) const { return x / d; }
+};
+#if defined(__CUDA_ARCH__)
+template <> struct divisor<float> {
+  float d, r;
+  bool fast;
+  __device__ explicit divisor(float v) : d(v) {
+    float y;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(v));
+    r = fmaf(y, fmaf(-v, y, 1.0f), y);
+    const float m = fabsf(v);
+    fast = m >= 0x1p-40f && m < 0x1p40f;
+  }
+  __device__ float divide(float x) const {
+    const float m = fabsf(x);
+    if (fast && m >= 0x1p-64f && m < 0x1p64f) {
+      const float q = x * r;
+      return fmaf(fmaf(-q, d, x), r, q);
+    }
+    return x / d;
+  }
+};
+#endif
+template <class A> CUMO_HD A quotient(A x, A d) { return x / d; }
+template <class A> CUMO_HD A quotient(A x, const divisor<A> &d) { return d.divide(x); }
+
 // The fused row operations' per-element formulas (ops/row_ops.h), in the
 // accumulator class A, written as the spec writes them: a division by the
-// row's sqrt(var + eps), not a multiplication by its reciprocal.
-template <class A> CUMO_HD A layer_norm_element(A x, A mean, A sd, A gamma, A beta) {
-  return (x - mean) / sd * gamma + beta;
+// row's sqrt(var + eps), not a multiplication by its reciprocal. D is A,
+// or divisor<A> for the same division (above).
+template <class A, class D>
+CUMO_HD A layer_norm_element(A x, A mean, const D &sd, A gamma, A beta) {
+  return quotient(x - mean, sd) * gamma + beta;
 }
-template <class A> CUMO_HD A rms_norm_element(A x, A rms, A gamma) { return x / rms * gamma; }
+template <class A, class D> CUMO_HD A rms_norm_element(A x, const D &rms, A gamma) {
+  return quotient(x, rms) * gamma;
+}
 
 // sinc(x) = sin(x) / x, and 1 at 0 (Numo's m_sinc).
 CUMO_HD float m_sinc(float x) { return x == 0.0f ? 1.0f : sinf(x) / x; }
