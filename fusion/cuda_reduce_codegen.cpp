@@ -307,6 +307,25 @@ __device__ __forceinline__ A block_reduce(A v, Op op, A identity, A *smem) {
   return v;
 }
 
+// block_reduce's fold, in its order, answered to every thread: each warp
+// folds the warps' partials itself, where block_reduce's warp 0 did and
+// two more barriers handed its result to the rest (the row kernels had
+// four barriers a fold). One barrier: `smem` must not be written again
+// until every thread has read it, so the row kernels give each fold of a
+// row its own slots, in two sets that alternate from row to row (a thread
+// writing a set again has passed a barrier that every thread reaches only
+// after reading it).
+template <class A, class Op>
+__device__ __forceinline__ A block_allreduce(A v, Op op, A identity, A *smem) {
+  const unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  v = warp_reduce(v, op);
+  if (lane == 0)
+    smem[warp] = v;
+  __syncthreads();
+  v = lane < (blockDim.x >> 5) ? smem[lane] : identity;
+  return shfl_first(warp_reduce(v, op));
+}
+
 } // namespace cumo_k
 
 )";

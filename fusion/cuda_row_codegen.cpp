@@ -28,6 +28,8 @@ void emitCachedGroups(const std::string &body, std::string &os) {
 namespace {
 
 constexpr uint32_t kMaxRowBlock = 1024;
+/// The most passes (folds) a row op makes: layer_norm's and softmax's two.
+constexpr size_t kMaxRowPasses = 2;
 /// The warp-a-row layout's blocks an SM at least (its launch bounds).
 constexpr uint32_t kRowWarpBlocksPerSm = 4;
 
@@ -125,8 +127,10 @@ std::string widenGroup(const KernelShape &s, const std::string &word,
 /// WHOLE (a constant emitRowEntry declares: the row is whole groups): the
 /// test, three to five instructions an element in each pass with 64-bit
 /// indices, had been a quarter of a BFloat layer_norm's (ptxas, sm_90).
+/// A block a row folds through `slots` (its own shared slots, a warp each:
+/// cumo_k::block_allreduce).
 void emitFold(const KernelShape &s, const RowPass &p, bool keepTerms, std::string &os,
-              bool loadsAhead = false) {
+              bool loadsAhead = false, const std::string &slots = "") {
   std::string a = cType(s.rowAccumulator).str();
   auto foldOf = [&](const std::string &term) {
     return p.acc + " = cumo_k::" + p.op + "()(" + p.acc + ", " + term + ");";
@@ -167,10 +171,10 @@ void emitFold(const KernelShape &s, const RowPass &p, bool keepTerms, std::strin
     os += "    " + p.acc + " = cumo_k::warp_reduce(" + p.acc + ", cumo_k::" + p.op + "());\n";
     os += "    " + p.acc + " = __shfl_sync(0xffffffffu, " + p.acc + ", 0);\n";
   } else {
-    os += "    " + p.acc + " = cumo_k::block_reduce(" + p.acc + ", cumo_k::" + p.op + "(), (" +
-          a + ")" + p.identity + ", smem);\n";
-    os += "    if (threadIdx.x == 0) smem[0] = " + p.acc + ";\n";
-    os += "    __syncthreads();\n    " + p.acc + " = smem[0];\n    __syncthreads();\n";
+    if (slots.empty())
+      throw Error(ErrorKind::Internal, "[cuda codegen] a block's fold without its slots");
+    os += "    " + p.acc + " = cumo_k::block_allreduce(" + p.acc + ", cumo_k::" + p.op + "(), (" +
+          a + ")" + p.identity + ", " + slots + ");\n";
   }
 }
 
@@ -267,14 +271,17 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
   } else {
     os += "  const IX L = blockDim.x, lane = threadIdx.x;\n";
     os += "  const IX first = blockIdx.x, stride = gridDim.x;\n";
-    os += "  __shared__ " + a + " smem[32];\n";
+    // A warp's slot for each fold of a row, in two sets (block_allreduce).
+    os += "  __shared__ " + a + " smem[2][" + std::to_string(kMaxRowPasses) + "][32];\n";
+    os += "  unsigned int round = 0;\n";
   }
   os += "  const " + a + " eps = (" + a + ")P.eps;\n";
   // The loop over the rows, emitted below once for each value of WHOLE
   // that the launch may take (emitFold).
   std::string outer = std::move(os);
   os.clear();
-  os += "  for (IX row = first; row < rows; row += stride) {\n";
+  os += std::string("  for (IX row = first; row < rows; row += stride") +
+        (s.rowWarp ? "" : ", ++round") + ") {\n";
   os += "    IX base = (IX)P.in0_off;\n";
   if (rank == 2) {
     // The row is the first index (no division: a 64-bit one per row cost
@@ -327,8 +334,11 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
   // (BFloat 40.3 and 45.6), a loss we have not explained.
   RowProgram program = rowProgram(s, s.opaqueOp, param(1), param(2));
   bool terms = s.rowWarp && s.rowCachedGroups > 0 && !program.elementOfTerm.empty();
+  if (program.passes.size() > kMaxRowPasses)
+    throw Error(ErrorKind::Internal, "[cuda codegen] a row op of more passes than slots");
   for (size_t i = 0; i < program.passes.size(); ++i) {
-    emitFold(s, program.passes[i], terms && i + 1 == program.passes.size(), os);
+    emitFold(s, program.passes[i], terms && i + 1 == program.passes.size(), os,
+             /*loadsAhead=*/false, "smem[round & 1][" + std::to_string(i) + "]");
     os += program.passes[i].finish;
   }
   os += program.perRow;
