@@ -248,8 +248,17 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
   // elements, three blocks an SM). bench/kernel_times, H100, 2026-12-05,
   // 32768 x 1024 BFloat: layer_norm 71.6 -> 67.7 us, rms_norm 65.7 ->
   // 59.6, softmax 78.7 -> 71.1; SFloat unchanged (94-95 us).
+  //
+  // A BFloat softmax row read a warp at a time also loads the warp's next
+  // row while it works on this one (`prefetch`), at two blocks an SM (the
+  // registers for both rows): bench/kernel_times variants, H100,
+  // 2026-12-06, 32768 x 1024: 56.92 -> 50.70 us (a copy 47.58). The same
+  // made layer_norm and rms_norm no faster (57.33 -> 57.36, 54.31 ->
+  // 56.17), and SFloat's softmax of 4096 x 768 neither (9.27 -> 9.29).
+  bool prefetch = s.rowWarp && s.rowVector && rank == 2 && s.outDtype == DType::BFloat &&
+                  rowResultOfLastTerm(s.opaqueOp);
   std::string bounds = s.rowWarp ? std::to_string(kRowsBlock) + ", " +
-                                       std::to_string(kRowWarpBlocksPerSm)
+                                       std::to_string(prefetch ? 2 : kRowWarpBlocksPerSm)
                                  : std::to_string(kMaxRowBlock);
   emitKernelOpening(bounds, entry, os);
   // 32-bit indices where every one fits (and a block takes the row):
@@ -276,6 +285,16 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
     os += "  unsigned int round = 0;\n";
   }
   os += "  const " + a + " eps = (" + a + ")P.eps;\n";
+  if (prefetch) {
+    os += "  uint4 nxt[CACHED];\n";
+    os += "  auto fetch = [&](IX r) {\n";
+    os += "    const IX b = (IX)P.in0_off + r * (IX)P.in0_s[0];\n";
+    os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
+    os += "      const IX g = lane + (IX)k * L;\n";
+    os += "      if (g * G < n) nxt[k] = *reinterpret_cast<const uint4 *>(P.in0 + b + g * G);\n";
+    os += "    }\n  };\n";
+    os += "  if (first < rows) fetch(first);\n";
+  }
   // The loop over the rows, emitted below once for each value of WHOLE
   // that the launch may take (emitFold).
   std::string outer = std::move(os);
@@ -317,7 +336,15 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
   if (s.rowCachedGroups > 0) {
     os += "    " + a + " v[CACHED * G];\n";
     std::string body;
-    if (s.rowVector) {
+    if (prefetch) {
+      // This row from what the last fetch loaded; the next row's loads go
+      // out before this one is worked on.
+      os += "    uint4 cur[CACHED];\n";
+      os += "    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) cur[k] = nxt[k];\n";
+      os += "    if (row + stride < rows) fetch(row + stride);\n";
+      body += "      const uint4 w = cur[k];\n";
+      body += widenGroup(s, "w", [](const std::string &e) { return "v[k * G + " + e + "]"; });
+    } else if (s.rowVector) {
       body += "      const uint4 w = *reinterpret_cast<const uint4 *>(P.in0 + base + g * G);\n";
       body += widenGroup(s, "w", [](const std::string &e) { return "v[k * G + " + e + "]"; });
     } else {
@@ -403,13 +430,14 @@ void emitRowPass(const KernelShape &s, const RowPass &p, std::string &os) {
   os += p.finish;
 }
 
-LaunchConfig launchRows(const RowLayout &l, int64_t rows, const DeviceModel &model) {
-  int64_t cap = int64_t(std::max(model.smCount, 1)) * 32;
+LaunchConfig launchRows(const RowLayout &l, int64_t rows, const DeviceModel &model,
+                        int64_t warpBlocksPerSm) {
+  int64_t sms = std::max(model.smCount, 1), cap = sms * 32;
   LaunchConfig c;
   if (l.warpPerRow()) {
     int64_t perBlock = kRowsBlock / 32;
     c.block = kRowsBlock;
-    c.grid = uint32_t(std::min<int64_t>((rows + perBlock - 1) / perBlock, cap));
+    c.grid = uint32_t(std::min<int64_t>((rows + perBlock - 1) / perBlock, sms * warpBlocksPerSm));
   } else {
     c.block = uint32_t(l.lanes);
     c.grid = uint32_t(std::min<int64_t>(rows, cap));
@@ -419,7 +447,12 @@ LaunchConfig launchRows(const RowLayout &l, int64_t rows, const DeviceModel &mod
 
 LaunchConfig rowLaunch(const Kernel &k, const DeviceModel &model) {
   int64_t n = k.operandShapes[0].back();
-  return launchRows(layoutOf(k), n ? k.domainSize() / n : 0, model);
+  // A warp a row: one wave of the blocks an SM holds, each warp looping
+  // over rows, rather than a block per eight rows. bench/kernel_times
+  // variants, H100, 2026-12-06, BFloat 32768 x 1024 (4096 blocks against
+  // 528): layer_norm 57.33 -> 55.64 us, rms_norm 54.31 -> 53.18, softmax
+  // 56.92 -> 54.87.
+  return launchRows(layoutOf(k), n ? k.domainSize() / n : 0, model, kRowWarpBlocksPerSm);
 }
 
 } // namespace cumo::cudagen

@@ -54,8 +54,10 @@ bool rowResultOfLastTerm(OpKind op);
 void emitRowPass(const KernelShape &s, const RowPass &p, std::string &os);
 /// The launch of `rows` rows laid out as `l`: eight rows a block of 256
 /// threads in the warp layout, else a block of l.lanes threads a row;
-/// rows past the grid's cap loop. (The row programs of
-/// cuda_rowwise_codegen.cpp launch the same way.)
-LaunchConfig launchRows(const RowLayout &l, int64_t rows, const DeviceModel &model);
+/// rows past the grid's cap (`warpBlocksPerSm` blocks an SM in the warp
+/// layout, 32 in the block layout) loop. (The row programs of
+/// cuda_rowwise_codegen.cpp launch the same way, with 32 blocks an SM.)
+LaunchConfig launchRows(const RowLayout &l, int64_t rows, const DeviceModel &model,
+                        int64_t warpBlocksPerSm = 32);
 
 } // namespace cumo::cudagen

@@ -1663,6 +1663,24 @@ TEST_CASE("a block-a-row kernel takes 32-bit indices where they fit, a warp-a-ro
   }
 }
 
+TEST_CASE("a warp-a-row launch is one wave of four blocks an SM; a BFloat softmax reads ahead") {
+  // 8192 rows of 1024: 1024 blocks of eight rows, more than the wave.
+  for (DType t : {DType::BFloat, DType::SFloat}) {
+    CAPTURE(nameOf(t));
+    Plan p = rowPlan(t, 8192, 1024);
+    REQUIRE(p.kernels.size() == 3);
+    for (const Kernel &k : p.kernels) {
+      CAPTURE(opName(k.opaqueOp));
+      CHECK(launchConfig(k, h200()).grid == uint32_t(h200().smCount) * 4);
+      bool ahead = t == DType::BFloat && k.opaqueOp == OpKind::Softmax;
+      std::string src = generateCuda(k, h200()).source;
+      CHECK((src.find("fetch(row + stride);") != std::string::npos) == ahead);
+      CHECK(src.find(ahead ? "__launch_bounds__(256, 2)" : "__launch_bounds__(256, 4)") !=
+            std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("rowResultOfLastTerm says which row programs have an elementOfTerm") {
   cudagen::KernelShape types;
   types.rowAccumulator = DType::SFloat;
@@ -2188,6 +2206,9 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
         compareWithCpu(rowPlan(t, rows, cols), mathTolerance(t));
       compareWithCpu(rowPlan(t, 5, 64, true), mathTolerance(t));
     }
+    // More rows than a wave of warps: a warp takes several in turn (and a
+    // BFloat softmax reads each next one ahead).
+    compareWithCpu(rowPlan(DType::BFloat, 5000, 64), mathTolerance(DType::BFloat));
   }
   SUBCASE("written-out row operations") {
     for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat}) {

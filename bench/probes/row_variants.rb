@@ -41,7 +41,8 @@ VariantFiles.write_all(src_dir, out_dir, GLOB, "row-op") do |text, stem, path|
   if warp && stem.start_with?("softmax")
     t = edit.(text, "          v[k * G + e] = t;\n", "")
     t = edit.(t, "const float t = v[k * G + e];", "const float x = v[k * G + e];")
-    variants["exp_twice"] = edit.(t, "t / total", "cumo_ops::m_exp(x - m) / total")
+    variants["exp_twice"] = edit.(t, "cumo_ops::quotient(t, total_q)",
+                                  "cumo_ops::quotient(cumo_ops::m_exp(x - m), total_q)")
   end
   if stem.start_with?("quantize")
     variants["element_stores"] = edit.(text, "if (n % G == 0 && (I)P.st1_off % G == 0) {",
