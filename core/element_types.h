@@ -289,7 +289,7 @@ struct bfloat16 {
 // ---- groups of sixteen-bit floats a word at a time -----------------------
 // The row kernels read and write a row a 16-byte vector at a time; these
 // widen and round its words two elements each. Why: element by element,
-// a BFloat row op spent about a third of its instructions on the
+// a BFloat row op spent about a quarter of its instructions on the
 // conversions (each rounding tested for NaN and selected between two
 // results; ptxas, sm_90), and those rows were bound by their
 // instructions, not their bytes (ncu, H100).
@@ -300,11 +300,12 @@ CUMO_HD void widen_bfloat16_word(unsigned int w, float &lo, float &hi) {
   hi = f32_of_bits(w & 0xffff0000u);
 }
 
-/// y[0..N) (N even) rounded to bfloat16 into N / 2 words: on the device
-/// one cvt a pair where no element of the group is NaN, else each by
-/// bfloat16_bits_from (its NaN rule, the host's).
-template <int N>
-CUMO_HD void bfloat16_words(const float (&y)[N], unsigned int *w) {
+/// y[0..N) (N even) rounded to bfloat16 (BF) or binary16 into N / 2
+/// words: on the device one cvt a pair where no element of the group is
+/// NaN, else each by bfloat16_bits_from or half_bits_from (their NaN
+/// rule, the host's).
+template <bool BF, int N>
+CUMO_HD void sixteen_bit_words(const float (&y)[N], unsigned int *w) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   bool number = true;
 #pragma unroll
@@ -312,34 +313,26 @@ CUMO_HD void bfloat16_words(const float (&y)[N], unsigned int *w) {
     number = number && y[e] == y[e];
   if (number) {
 #pragma unroll
-    for (int e = 0; e < N; e += 2)
-      asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w[e / 2]) : "f"(y[e + 1]), "f"(y[e]));
+    for (int e = 0; e < N; e += 2) {
+      if constexpr (BF)
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w[e / 2]) : "f"(y[e + 1]), "f"(y[e]));
+      else
+        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(w[e / 2]) : "f"(y[e + 1]), "f"(y[e]));
+    }
     return;
   }
 #endif
-  for (int e = 0; e < N; e += 2)
-    w[e / 2] = (unsigned int)bfloat16_bits_from(y[e]) |
-               ((unsigned int)bfloat16_bits_from(y[e + 1]) << 16);
+  for (int e = 0; e < N; e += 2) {
+    unsigned int lo = BF ? bfloat16_bits_from(y[e]) : half_bits_from(y[e]);
+    unsigned int hi = BF ? bfloat16_bits_from(y[e + 1]) : half_bits_from(y[e + 1]);
+    w[e / 2] = lo | (hi << 16);
+  }
 }
-
-/// The same for binary16.
-template <int N>
-CUMO_HD void half_words(const float (&y)[N], unsigned int *w) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  bool number = true;
-#pragma unroll
-  for (int e = 0; e < N; ++e)
-    number = number && y[e] == y[e];
-  if (number) {
-#pragma unroll
-    for (int e = 0; e < N; e += 2)
-      asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(w[e / 2]) : "f"(y[e + 1]), "f"(y[e]));
-    return;
-  }
-#endif
-  for (int e = 0; e < N; e += 2)
-    w[e / 2] = (unsigned int)half_bits_from(y[e]) |
-               ((unsigned int)half_bits_from(y[e + 1]) << 16);
+template <int N> CUMO_HD void bfloat16_words(const float (&y)[N], unsigned int *w) {
+  sixteen_bit_words<true>(y, w);
+}
+template <int N> CUMO_HD void half_words(const float (&y)[N], unsigned int *w) {
+  sixteen_bit_words<false>(y, w);
 }
 
 struct dcomplex;

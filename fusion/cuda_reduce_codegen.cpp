@@ -290,15 +290,23 @@ __device__ __forceinline__ A warp_reduce(A v, Op op) {
   return v;
 }
 
+// Each warp's fold of its values (answered) into its slot of `smem`, then
+// the block's barrier: the first half of block_reduce and block_allreduce.
+template <class A, class Op>
+__device__ __forceinline__ A fold_warps(A v, Op op, A *smem) {
+  v = warp_reduce(v, op);
+  if ((threadIdx.x & 31u) == 0)
+    smem[threadIdx.x >> 5] = v;
+  __syncthreads();
+  return v;
+}
+
 // Folds a block's values into thread 0: each warp, then the warps' results
 // in order. `smem` has a slot per warp; every thread must call this.
 template <class A, class Op>
 __device__ __forceinline__ A block_reduce(A v, Op op, A identity, A *smem) {
   const unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-  v = warp_reduce(v, op);
-  if (lane == 0)
-    smem[warp] = v;
-  __syncthreads();
+  v = fold_warps(v, op, smem);
   if (warp == 0) {
     v = lane < (blockDim.x >> 5) ? smem[lane] : identity;
     v = warp_reduce(v, op);
@@ -317,12 +325,8 @@ __device__ __forceinline__ A block_reduce(A v, Op op, A identity, A *smem) {
 // after reading it).
 template <class A, class Op>
 __device__ __forceinline__ A block_allreduce(A v, Op op, A identity, A *smem) {
-  const unsigned int lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-  v = warp_reduce(v, op);
-  if (lane == 0)
-    smem[warp] = v;
-  __syncthreads();
-  v = lane < (blockDim.x >> 5) ? smem[lane] : identity;
+  fold_warps(v, op, smem);
+  v = (threadIdx.x & 31u) < (blockDim.x >> 5) ? smem[threadIdx.x & 31u] : identity;
   return shfl_first(warp_reduce(v, op));
 }
 

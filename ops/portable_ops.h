@@ -337,7 +337,7 @@ CUMO_ACTIVATIONS(double, 0.70710678118654752440, 0.79788456080286535588, exp, lo
 // number, and the division itself elsewhere (zeros, tiny or huge values,
 // NaN and infinity). Those are the instructions the compiler's division
 // runs on its fast path, so the bits are the division's; the gpu suite's
-// row_divisor test checks it for every significand of x.
+// device_arithmetic test checks it for every significand of x.
 template <class A> struct divisor {
   A d;
   CUMO_HD explicit divisor(A v) : d(v) {}
