@@ -94,6 +94,10 @@ opts[:dtypes].split(",").each do |dname|
                b2b_us: b2b&.round(3), timing: opts[:timing],
                gbps: r[:us] && (bytes / (r[:us] * 1e3)).round(1),
                kernels_per_op: r[:kernels]&.round(2),
+               # Bytes stored a call: the outputs, and any intermediate Ruby
+               # still held at the flush (a written-out form's dead locals
+               # before a GC collects them).
+               stored_mb: r[:stats] && (r[:stats][:stored_bytes].to_f / 1e6 / opts[:iterations]).round(3),
                device: Cumo.gpu? ? "cuda" : "cpu" }
       puts JSON.generate(line)
       $stdout.flush

@@ -2,10 +2,11 @@
 // timed alone on the GPU, so that a change to the code generator can be
 // judged kernel by kernel in seconds, without the ~4 us of events that
 // CUMO_PROFILE=kernels puts around every launch of a whole decode. Cases
-// run only when --cases names them time the row ops, quantize_symmetric and
-// x.dup (the elementwise copy the row ops are held against) at issue 5's
-// large shapes the same way (their "weight" is the rows x: weight_gb_s
-// counts its read alone, not the write).
+// run only when --cases names them time the row ops, the same written out
+// of operators (written_*: a row program), quantize_symmetric and x.dup
+// (the elementwise copy the row ops are held against) at issue 5's large
+// shapes the same way (their "weight" is the rows x: weight_gb_s counts
+// its read alone, not the write).
 //
 // Each case builds the plan the engine builds for one of the step's ops
 // (the same fusion: a layer_norm prologue, a bias or residual epilogue),
@@ -34,6 +35,7 @@
 #include "ops/layout.h"
 #include "ops/matmul.h"
 #include "ops/quantize.h"
+#include "ops/reduction.h"
 #include "ops/row_ops.h"
 #include "ops/shape_ops.h"
 
@@ -194,6 +196,46 @@ Plan rowOp(DType t, OpKind op, int64_t rows, int64_t cols) {
   }
 }
 
+/// A row op written out of operators as bench/fused_ops.rb's WRITTEN
+/// spells it (the fusion pass makes it one row program, not the row op's
+/// kernel): timed beside rowOp's to see where the written-out form loses.
+Plan writtenRowOp(DType t, OpKind op, int64_t rows, int64_t cols) {
+  Handle x = wrap(input(t, {rows, cols}, 15));
+  Handle g = wrap(input(t, {cols}, 16));
+  Handle b = wrap(input(t, {cols}, 17));
+  const int64_t last[] = {-1};
+  // Each intermediate is a temporary, released after its use as the
+  // bench's lambdas drop theirs: one still held would be stored too.
+  auto fold = [&](OpKind f, const Handle &a) { return wrap(reduceOp(f, *a, last, true)); };
+  auto un = [](OpKind f, const Handle &a) { return wrap(unaryOp(f, *a)); };
+  auto bin = [](OpKind f, const Handle &a, const Handle &c) { return wrap(binary(f, *a, *c)); };
+  auto plusEps = [](const Handle &a) { return wrap(binary(OpKind::Add, *a, Scalar::ofFloat(1e-5))); };
+  switch (op) {
+  case OpKind::LayerNorm: {
+    Handle d = bin(OpKind::Sub, x, fold(OpKind::Mean, x));
+    Handle n = bin(OpKind::Div, d, un(OpKind::Sqrt, plusEps(fold(OpKind::Mean, bin(OpKind::Mul, d, d)))));
+    d.reset();
+    Handle ng = bin(OpKind::Mul, n, g);
+    n.reset();
+    NodeRef out = binary(OpKind::Add, *ng, *b);
+    ng.reset();
+    return planForRoots({out});
+  }
+  case OpKind::RmsNorm: {
+    Handle n = bin(OpKind::Div, x, un(OpKind::Sqrt, plusEps(fold(OpKind::Mean, bin(OpKind::Mul, x, x)))));
+    NodeRef out = binary(OpKind::Mul, *n, *g);
+    n.reset();
+    return planForRoots({out});
+  }
+  default: {
+    Handle e = un(OpKind::Exp, bin(OpKind::Sub, x, fold(OpKind::Max, x)));
+    NodeRef out = binary(OpKind::Div, *e, *fold(OpKind::Sum, e));
+    e.reset();
+    return planForRoots({out});
+  }
+  }
+}
+
 /// quantize_symmetric over rows x cols: the Int8 rows and the scales.
 Plan quantize(DType t, int64_t rows, int64_t cols) {
   Handle x = wrap(input(t, {rows, cols}, 18));
@@ -241,6 +283,16 @@ const Case kCases[] = {
     {"layer_norm_4096x768", [](DType t) { return rowOp(t, OpKind::LayerNorm, 4096, 768); }, true},
     {"rms_norm_4096x768", [](DType t) { return rowOp(t, OpKind::RmsNorm, 4096, 768); }, true},
     {"softmax_4096x768", [](DType t) { return rowOp(t, OpKind::Softmax, 4096, 768); }, true},
+    // The same written out of operators (bench/fused_ops.rb's WRITTEN).
+    {"written_layer_norm_32768x1024", [](DType t) { return writtenRowOp(t, OpKind::LayerNorm, 32768, 1024); }, true},
+    {"written_rms_norm_32768x1024", [](DType t) { return writtenRowOp(t, OpKind::RmsNorm, 32768, 1024); }, true},
+    {"written_softmax_32768x1024", [](DType t) { return writtenRowOp(t, OpKind::Softmax, 32768, 1024); }, true},
+    {"written_layer_norm_4096x4096", [](DType t) { return writtenRowOp(t, OpKind::LayerNorm, 4096, 4096); }, true},
+    {"written_rms_norm_4096x4096", [](DType t) { return writtenRowOp(t, OpKind::RmsNorm, 4096, 4096); }, true},
+    {"written_softmax_4096x4096", [](DType t) { return writtenRowOp(t, OpKind::Softmax, 4096, 4096); }, true},
+    {"written_layer_norm_4096x768", [](DType t) { return writtenRowOp(t, OpKind::LayerNorm, 4096, 768); }, true},
+    {"written_rms_norm_4096x768", [](DType t) { return writtenRowOp(t, OpKind::RmsNorm, 4096, 768); }, true},
+    {"written_softmax_4096x768", [](DType t) { return writtenRowOp(t, OpKind::Softmax, 4096, 768); }, true},
     {"quantize_32768x1024", [](DType t) { return quantize(t, 32768, 1024); }, true},
     {"quantize_4096x4096", [](DType t) { return quantize(t, 4096, 4096); }, true},
     {"copy_32768x1024", [](DType t) { return copy(t, 32768, 1024); }, true},

@@ -303,11 +303,10 @@ void emitFold(const KernelShape &s, const ValuePlan &p, uint32_t id, bool cached
     os += "    " + acc + " = cumo_k::shfl_first(cumo_k::warp_reduce(" + acc + ", " + functor +
           "));\n";
   } else {
-    std::string red = "red" + std::to_string(id);
-    os += "    " + acc + " = cumo_k::block_reduce(" + acc + ", " + functor + ", " + identity +
-          ", " + red + ");\n";
-    os += "    if (threadIdx.x == 0) " + red + "[0] = " + acc + ";\n";
-    os += "    __syncthreads();\n    " + acc + " = " + red + "[0];\n    __syncthreads();\n";
+    // One barrier (block_allreduce): each fold has its own slots, in two
+    // sets that alternate from row to row.
+    os += "    " + acc + " = cumo_k::block_allreduce(" + acc + ", " + functor + ", " + identity +
+          ", red" + std::to_string(id) + "[parity]);\n";
   }
   std::string total = foldFinishExpr(v.op, v.accumulator, acc, "n");
   os += "    const " + cType(v.dtype).str() + " " + valueName(id) + " = " +
@@ -339,9 +338,11 @@ void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::strin
     os += "  const I first = (I)blockIdx.x, stride = (I)gridDim.x;\n";
     for (uint32_t id : p.folds)
       os += "  __shared__ " + cType(s.values[id].accumulator).str() + " red" + std::to_string(id) +
-            "[32];\n";
+            "[2][32];\n";
+    os += "  unsigned int parity = 0;\n";
   }
-  os += "  for (I row = first; row < rows; row += stride) {\n";
+  os += s.rowWarp ? "  for (I row = first; row < rows; row += stride) {\n"
+                  : "  for (I row = first; row < rows; row += stride, parity ^= 1u) {\n";
   // The row's coordinates, and the row's first element for what is the
   // same along it.
   llvm::SmallVector<int32_t, 4> rowAxes;
