@@ -6,7 +6,9 @@
 //     divisors of many significands, in range and out;
 //   - bfloat16_words and half_words (core/element_types.h): every float
 //     bit pattern, eight to a group, against bfloat16_bits_from and
-//     half_bits_from element by element.
+//     half_bits_from element by element, and those (a conversion
+//     instruction, NaN by bit operations) against narrow_from_f32_bits,
+//     the routine the host rounds with.
 // On the host both are the plain routines, so only a GPU can tell.
 #include "doctest/doctest.h"
 
@@ -74,6 +76,14 @@ extern "C" __global__ void check_words(unsigned long long groups, unsigned int *
     if (bw != cumo_ops::bfloat16_bits_from(y[e]) || hw != cumo_ops::half_bits_from(y[e])) {
       if (atomicAdd(bad, 1u) == 0)
         first[0] = __float_as_uint(y[e]);
+    }
+    // The element routines' instruction and NaN bits against the
+    // portable routine the host rounds with.
+    const unsigned int x = (unsigned int)(t * 8 + e);
+    if (cumo_ops::bfloat16_bits_from(y[e]) != cumo_ops::narrow_from_f32_bits(x, 8, 7) ||
+        cumo_ops::half_bits_from(y[e]) != cumo_ops::narrow_from_f32_bits(x, 5, 10)) {
+      if (atomicAdd(bad, 1u) == 0)
+        first[0] = x;
     }
     float lo, hi;
     cumo_ops::widen_bfloat16_word(b[e / 2], lo, hi);
@@ -166,7 +176,7 @@ TEST_CASE("the device's row divisor and sixteen-bit words give the bits they rep
     CHECK(r[0] == 0);
     cudaFree(gpuDs);
   }
-  SUBCASE("bfloat16_words and half_words round as each element's routine") {
+  SUBCASE("bfloat16_words and half_words round as each element's routine, and it as the host's") {
     unsigned long long groups = (1ull << 32) / 8;
     unsigned int *bad = counters, *first = counters + 1;
     void *args[] = {&groups, &bad, &first};
