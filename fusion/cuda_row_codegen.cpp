@@ -282,7 +282,7 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
     os += "  const IX first = blockIdx.x, stride = gridDim.x;\n";
     // A warp's slot for each fold of a row, in two sets (block_allreduce).
     os += "  __shared__ " + a + " smem[2][" + std::to_string(kMaxRowPasses) + "][32];\n";
-    os += "  unsigned int round = 0;\n";
+    os += "  unsigned int parity = 0;\n";
   }
   os += "  const " + a + " eps = (" + a + ")P.eps;\n";
   if (prefetch) {
@@ -300,7 +300,7 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
   std::string outer = std::move(os);
   os.clear();
   os += std::string("  for (IX row = first; row < rows; row += stride") +
-        (s.rowWarp ? "" : ", ++round") + ") {\n";
+        (s.rowWarp ? "" : ", parity ^= 1u") + ") {\n";
   os += "    IX base = (IX)P.in0_off;\n";
   if (rank == 2) {
     // The row is the first index (no division: a 64-bit one per row cost
@@ -365,7 +365,7 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
     throw Error(ErrorKind::Internal, "[cuda codegen] a row op of more passes than slots");
   for (size_t i = 0; i < program.passes.size(); ++i) {
     emitFold(s, program.passes[i], terms && i + 1 == program.passes.size(), os,
-             /*loadsAhead=*/false, "smem[round & 1][" + std::to_string(i) + "]");
+             /*loadsAhead=*/false, "smem[parity][" + std::to_string(i) + "]");
     os += program.passes[i].finish;
   }
   os += program.perRow;
