@@ -76,9 +76,11 @@ ValuePlan planValues(const KernelShape &s) {
   return p;
 }
 
-/// The varying values `roots` need, in value order.
+/// The varying values `roots` need, in value order. A value `leaves` marks
+/// is taken as it is, not computed from its arguments (a kept value).
 std::vector<uint32_t> varyingCone(const KernelShape &s, const ValuePlan &p,
-                                  llvm::ArrayRef<uint32_t> roots) {
+                                  llvm::ArrayRef<uint32_t> roots,
+                                  const std::vector<bool> *leaves = nullptr) {
   std::vector<bool> need(s.values.size(), false);
   std::vector<uint32_t> stack(roots.begin(), roots.end());
   while (!stack.empty()) {
@@ -87,6 +89,8 @@ std::vector<uint32_t> varyingCone(const KernelShape &s, const ValuePlan &p,
     if (!p.varies[id] || need[id])
       continue;
     need[id] = true;
+    if (leaves && (*leaves)[id])
+      continue;
     for (uint32_t a : s.values[id].args)
       stack.push_back(a);
   }
@@ -204,20 +208,115 @@ void emitStorePass(const KernelShape &s, const ValuePlan &p, const std::string &
   os += "    }\n";
 }
 
+std::string keptName(uint32_t id) { return "kv" + std::to_string(id); }
+
 /// Declares the varying values in `cone` (loads held in registers read
-/// from there).
-std::string coneValues(const KernelShape &s, llvm::ArrayRef<uint32_t> cone, bool cached) {
+/// from there). A value `kept` marks is read from its registers where
+/// `reads`, else computed and written there for the passes after.
+std::string coneValues(const KernelShape &s, llvm::ArrayRef<uint32_t> cone, bool cached,
+                       const std::vector<bool> &kept = {},
+                       const std::vector<bool> &reads = {}) {
   std::string body;
   auto fromCache = [&](uint32_t load) {
     return cacheName(load) + "[k * G + e]";
   };
   for (uint32_t id : cone) {
     const Value &v = s.values[id];
+    if (id < reads.size() && reads[id]) {
+      body += "        const " + cType(v.dtype).str() + " " + valueName(id) + " = " +
+              keptName(id) + "[k * G + e];\n";
+      continue;
+    }
     bool hit = cached && v.kind == Value::Kind::Load && s.loads[v.ref].row == RowRead::Cached;
     emitValue(s, id, body, 8, hit ? llvm::function_ref<std::string(uint32_t)>(fromCache)
                                   : llvm::function_ref<std::string(uint32_t)>());
+    if (id < kept.size() && kept[id])
+      body += "        " + keptName(id) + "[k * G + e] = " + valueName(id) + ";\n";
   }
   return body;
+}
+
+/// The passes over a held row (the folds', then the stores') and what each
+/// computes. A value a pass computes that a later pass needs again (the
+/// centred x of layer_norm, softmax's exp(x - max)) is kept in registers
+/// beside the row's cache rather than computed again from it: in BFloat
+/// every op widens, computes and rounds, and softmax's exp ran twice an
+/// element. Only the frontier is kept (what the later pass reads directly),
+/// at most kMaxKept arrays a row, each as many elements as the cache.
+struct RowPasses {
+  std::vector<std::vector<uint32_t>> cones; ///< per pass, the values it declares
+  std::vector<bool> kept;                   ///< values held for later passes
+  std::vector<std::vector<bool>> reads;     ///< per pass, the kept values it reads
+};
+
+constexpr size_t kMaxKept = 2;
+
+/// Whether computing `id` again from the row's cache is worth the
+/// registers that keeping it takes: somewhere in its varying cone an op of
+/// a sixteen-bit class computes (widens, computes and rounds: the row
+/// program is then bound by its instructions). Measured on a lent H100
+/// (2026-12-06 17:03 UTC, bench/kernel_times, generated kernels as
+/// variants), us: BFloat written-out softmax 127.9 -> 101.1 at 32768x1024
+/// and 18.9 -> 15.2 at 4096x768 with its exp(x - max) kept; BFloat
+/// layer_norm 113.3 -> 110.1 and 16.6 -> 16.1 with its x - mean kept,
+/// level at 4096x4096. SFloat softmax, bound by memory, lost with its exp
+/// kept (97.3 -> 101.9 at 32768x1024), and SFloat layer_norm's x - mean
+/// had cost ptxas ten registers for no instruction saved: a wide class
+/// keeps nothing.
+bool costlyAgain(const KernelShape &s, const ValuePlan &p, uint32_t id) {
+  std::vector<uint32_t> stack{id};
+  std::vector<bool> seen(s.values.size(), false);
+  while (!stack.empty()) {
+    uint32_t at = stack.back();
+    stack.pop_back();
+    if (seen[at] || !p.varies[at])
+      continue;
+    seen[at] = true;
+    const Value &v = s.values[at];
+    if (v.kind != Value::Kind::Op)
+      continue;
+    if (isNarrowFloat(v.dtype) && v.op != OpKind::Copy)
+      return true;
+    for (uint32_t a : v.args)
+      stack.push_back(a);
+  }
+  return false;
+}
+
+RowPasses planPasses(const KernelShape &s, const ValuePlan &p, bool cached,
+                     const std::vector<std::vector<uint32_t>> &roots) {
+  size_t count = s.values.size();
+  RowPasses r;
+  r.kept.assign(count, false);
+  std::vector<bool> before(count, false); // computed by an earlier pass
+  size_t kept = 0;
+  for (size_t pass = 0; pass < roots.size(); ++pass) {
+    std::vector<bool> reads(count, false);
+    if (cached && pass > 0) {
+      // What the pass would read of the earlier passes' values.
+      for (uint32_t id : varyingCone(s, p, roots[pass], &before)) {
+        const Value &v = s.values[id];
+        // Not a load (the cache holds it) nor a load's cast (one
+        // instruction to widen again, where keeping it could double the
+        // registers: quantize_symmetric's float of a BFloat x).
+        bool castOfLoad = v.kind == Value::Kind::Op && v.op == OpKind::Cast &&
+                          s.values[v.args[0]].kind == Value::Kind::Load;
+        bool worth = before[id] && v.kind != Value::Kind::Load && !castOfLoad && v.basis == 0 &&
+                     costlyAgain(s, p, id);
+        if (!worth || (!r.kept[id] && kept == kMaxKept))
+          continue;
+        if (!r.kept[id])
+          ++kept;
+        r.kept[id] = reads[id] = true;
+      }
+    }
+    std::vector<uint32_t> cone = varyingCone(s, p, roots[pass], &reads);
+    for (uint32_t id : cone)
+      before[id] = true;
+    r.cones.push_back(std::move(cone));
+    r.reads.push_back(std::move(reads));
+  }
+  return r;
 }
 
 void emitRowValues(const KernelShape &s, const ValuePlan &p, int level, std::string &os) {
@@ -285,15 +384,15 @@ void emitCacheFill(const KernelShape &s, std::string &os) {
     os += "    }\n";
 }
 
-/// The fold of RowReduce `id` over the row, handed to every lane.
-void emitFold(const KernelShape &s, const ValuePlan &p, uint32_t id, bool cached,
-              std::string &os) {
+/// The fold of RowReduce `id` over the row, handed to every lane; `values`
+/// declares what its pass computes.
+void emitFold(const KernelShape &s, uint32_t id, const std::string &values, std::string &os) {
   const Value &v = s.values[id];
   std::string a = cType(v.accumulator).str(), acc = "acc" + std::to_string(id);
   std::string identity = reduceIdentityExpr(v.op, v.accumulator);
   os += "    " + a + " " + acc + " = " + identity + ";\n";
   uint32_t arg = v.args[0];
-  std::string body = coneValues(s, varyingCone(s, p, {arg}), cached);
+  std::string body = values;
   body += "        " + acc + " = " +
           reduceStepExpr(v.op, acc, castExpr(s.values[arg].dtype, v.accumulator, valueName(arg))) +
           ";\n";
@@ -359,14 +458,24 @@ void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::strin
   emitRowValues(s, p, -1, os);
   if (cached)
     emitCacheFill(s, os);
+  std::vector<std::vector<uint32_t>> roots;
+  for (uint32_t id : p.folds)
+    roots.push_back({s.values[id].args[0]});
+  roots.emplace_back();
+  for (const StoreShape &st : s.stores)
+    roots.back().push_back(st.value);
+  RowPasses passes = planPasses(s, p, cached, roots);
+  for (uint32_t id = 0; id < s.values.size(); ++id)
+    if (passes.kept[id])
+      os += "    " + cType(s.values[id].dtype).str() + " " + keptName(id) + "[CACHED * G];\n";
+  auto values = [&](size_t pass) {
+    return coneValues(s, passes.cones[pass], cached, passes.kept, passes.reads[pass]);
+  };
   for (size_t f = 0; f < p.folds.size(); ++f) {
-    emitFold(s, p, p.folds[f], cached, os);
+    emitFold(s, p.folds[f], values(f), os);
     emitRowValues(s, p, int(f), os);
   }
-  llvm::SmallVector<uint32_t, 4> stored;
-  for (const StoreShape &st : s.stores)
-    stored.push_back(st.value);
-  emitStorePass(s, p, coneValues(s, varyingCone(s, p, stored), cached), os);
+  emitStorePass(s, p, values(p.folds.size()), os);
   os += "  }\n}\n\n";
 
   uint32_t block = s.rowWarp ? kRowsBlock : uint32_t(s.rowLanes);

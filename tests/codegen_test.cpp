@@ -1470,6 +1470,39 @@ TEST_CASE("written-out row operations are one Rowwise kernel each, compiled for 
   }
 }
 
+/// Occurrences of `what` in `text`.
+size_t countOf(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+TEST_CASE("a row program keeps in registers what a later pass would compute again") {
+  for (DType t : {DType::BFloat, DType::SFloat}) {
+    CAPTURE(nameOf(t));
+    // Rows held in registers (64 long): softmax's exp(x - max) is computed
+    // by the sum's pass and read back by the stores' two paths (a group at
+    // a time, an element at a time) where a sixteen-bit class makes it
+    // costly to compute again. SFloat computes it again, as do rows too
+    // long to hold (40000).
+    for (auto [cols, held] : {std::pair<int64_t, bool>{64, t == DType::BFloat}, {40000, false}}) {
+      CAPTURE(cols);
+      Plan p = writtenRowPlan(t, 9, cols);
+      int softmaxes = 0;
+      for (const Kernel &k : p.kernels) {
+        std::string src = generateCuda(k, h200()).source;
+        if (src.find("m_exp(") == std::string::npos)
+          continue;
+        ++softmaxes;
+        CHECK(countOf(src, "m_exp(") == (held ? 1u : 3u));
+        CHECK((src.find(" kv") != std::string::npos) == held);
+      }
+      CHECK(softmaxes == 1);
+    }
+  }
+}
+
 TEST_CASE("matmul compiles a thread-per-output kernel for the integers (and any class)") {
   for (DType t : {DType::Int8, DType::Int32, DType::UInt64, DType::SFloat, DType::HFloat}) {
     CAPTURE(nameOf(t));
