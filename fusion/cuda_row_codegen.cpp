@@ -447,12 +447,20 @@ LaunchConfig launchRows(const RowLayout &l, int64_t rows, const DeviceModel &mod
 
 LaunchConfig rowLaunch(const Kernel &k, const DeviceModel &model) {
   int64_t n = k.operandShapes[0].back();
-  // A warp a row: one wave of the blocks an SM holds, each warp looping
-  // over rows, rather than a block per eight rows. bench/kernel_times
-  // variants, H100, 2026-12-06, BFloat 32768 x 1024 (4096 blocks against
-  // 528): layer_norm 57.33 -> 55.64 us, rms_norm 54.31 -> 53.18, softmax
-  // 56.92 -> 54.87.
-  return launchRows(layoutOf(k), n ? k.domainSize() / n : 0, model, kRowWarpBlocksPerSm);
+  // A warp a row of a sixteen-bit class: one wave of the blocks an SM
+  // holds, each warp looping over rows, rather than a block per eight
+  // rows. bench/kernel_times variants, H100, 2026-12-06, BFloat 32768 x
+  // 1024 (4096 blocks against 528): layer_norm 57.33 -> 55.64 us, rms_norm
+  // 54.31 -> 53.18, softmax 56.92 -> 54.87 (its next row's prefetch needs
+  // the loop: 65.03 a block per eight rows at 17:08). Wider classes the
+  // other way: SFloat, same case and call (17:08), a block per eight rows
+  // against one wave, layer_norm 94.86 against 99.85, rms_norm 93.94
+  // against 98.00, softmax 93.03 against 99.21 (DFloat not measured).
+  // (A cap of 2^20 blocks an SM: the grid stays far below CUDA's limit and
+  // the warps loop past it.)
+  bool oneWave = sizeOf(k.opaqueDtype) <= 2;
+  return launchRows(layoutOf(k), n ? k.domainSize() / n : 0, model,
+                    oneWave ? kRowWarpBlocksPerSm : int64_t{1} << 20);
 }
 
 } // namespace cumo::cudagen
