@@ -354,12 +354,22 @@ NodeRef rowFold(OpKind op, const ArrayHandle &a) {
 /// operators over a rows x cols array of class t (its transpose when
 /// `transposed`): each a row group, so one Rowwise kernel each where the
 /// rows are long enough (fusion/row_groups.h).
-Plan writtenRowPlan(DType t, int64_t rows, int64_t cols, bool transposed = false) {
+/// gamma and beta are views of every `gammaStep`-th element from
+/// `gammaOffset` (contiguous and whole by default): the vector reads of the
+/// store pass test both at run time.
+Plan writtenRowPlan(DType t, int64_t rows, int64_t cols, bool transposed = false,
+                    int64_t gammaStep = 1, int64_t gammaOffset = 0) {
   Handle a = wrap(input(t, transposed ? Shape{cols, rows} : Shape{rows, cols}, 47));
   ArrayHandle view(a->storageRef(), transposeLayout(a->layout(), {}, "transpose"));
   const ArrayHandle &x = transposed ? view : *a;
-  Handle g = wrap(input(t, {cols}, 48));
-  Handle b = wrap(input(t, {cols}, 49));
+  Handle gs = wrap(input(t, {gammaOffset + gammaStep * cols}, 48));
+  Handle bs = wrap(input(t, {gammaOffset + gammaStep * cols}, 49));
+  Layout along;
+  along.shape = {cols};
+  along.strides = {gammaStep};
+  along.offset = gammaOffset;
+  Handle g = std::make_unique<ArrayHandle>(gs->storageRef(), along);
+  Handle b = std::make_unique<ArrayHandle>(bs->storageRef(), along);
   Scalar eps = Scalar::ofFloat(1e-3);
   // softmax: exp(x - max) / sum
   Handle m = wrap(rowFold(OpKind::Max, x));
@@ -1503,6 +1513,25 @@ TEST_CASE("a row program keeps in registers what a later pass would compute agai
   }
 }
 
+TEST_CASE("a row program's store pass reads gamma and beta a vector a group where it stores by vectors") {
+  for (DType t : {DType::BFloat, DType::SFloat}) {
+    CAPTURE(nameOf(t));
+    Plan p = writtenRowPlan(t, 9, 64);
+    // layer_norm's kernel reads gamma and beta so, rms_norm's gamma: each
+    // declared once ("cumo_vec<T, G> al<load>"), behind its own test.
+    std::vector<size_t> read;
+    for (const Kernel &k : p.kernels) {
+      std::string src = generateCuda(k, h200()).source;
+      size_t vectors = countOf(src, ", G> al");
+      CHECK(countOf(src, "_s[1] == 1 && (") == vectors);
+      if (vectors)
+        read.push_back(vectors);
+    }
+    std::sort(read.begin(), read.end());
+    CHECK(read == std::vector<size_t>{1, 2});
+  }
+}
+
 TEST_CASE("matmul compiles a thread-per-output kernel for the integers (and any class)") {
   for (DType t : {DType::Int8, DType::Int32, DType::UInt64, DType::SFloat, DType::HFloat}) {
     CAPTURE(nameOf(t));
@@ -2250,6 +2279,10 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
       for (auto [rows, cols] : kRowShapes)
         compareWithCpu(writtenRowPlan(t, rows, cols), mathTolerance(t));
       compareWithCpu(writtenRowPlan(t, 5, 64, true), mathTolerance(t));
+      // gamma and beta off a group's boundary, and strided: read an
+      // element at a time where the rows are stored by vectors.
+      compareWithCpu(writtenRowPlan(t, 9, 64, false, 1, 1), mathTolerance(t));
+      compareWithCpu(writtenRowPlan(t, 9, 64, false, 2, 0), mathTolerance(t));
     }
   }
   SUBCASE("small products (the generated matrix-vector kernel)") {
