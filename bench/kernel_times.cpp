@@ -16,7 +16,11 @@
 // four times, as bench/probes/gemv_layouts.cu times its hand-written
 // kernels: the numbers compare with that probe's. One JSON line a kernel:
 // microseconds a launch (best of 7 replays), the launch shape and the
-// weight's bytes over the time.
+// weight's bytes over the time. With --early-start the launches are chained
+// as the CUDA executor chains a plan's kernels (each may begin once every
+// block of the one before has, and load what no kernel writes before it
+// waits), so a kernel's start-up overlaps the one before it, as in a
+// decode step; without it, plainly (added 2026-12-06, not yet run on a GPU).
 //
 //   . .device/on-device.sh && export CUMO_BUILD_DIR=/tmp/b && bin/run -e 0 &&
 //     /tmp/b/bench/kernel_times [--cases qkv,lm_head]
@@ -320,6 +324,10 @@ std::string opsOf(const Kernel &k) {
   return ops;
 }
 
+/// --early-start: the 32 launches chained by early-start edges, as the CUDA
+/// executor chains a plan's kernels, rather than plain ones.
+bool gEarlyStart = false;
+
 /// Times kernel `ki` of `plan` as described at the top, from `src` (the
 /// generated source, or a hand-edited variant of it named `variant`) at
 /// `launch`; prints its line.
@@ -389,15 +397,43 @@ void timeKernel(const char *name, DType t, const Plan &plan, size_t ki,
   ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
   constexpr int kLaunches = 32;
   cudaGraph_t graph;
-  ck(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
-  for (int i = 0; i < kLaunches; ++i) {
-    void *arg = blocks[size_t(i % copies)];
-    void *args[] = {&arg};
-    ck(cudaLaunchKernel(reinterpret_cast<const void *>(kernel), dim3(launch.grid),
-                        dim3(launch.block), args, launch.sharedBytes, s),
-       src.entry.c_str());
+  if (gEarlyStart) {
+    // As the CUDA executor chains a plan's kernels (graph/cuda/
+    // cuda_executor.cpp): each launch may begin once every block of the
+    // one before has, its loads before wait_for_prior_grids() under that
+    // one's tail, as in a decode step.
+    ck(cudaGraphCreate(&graph, 0), "cudaGraphCreate");
+    cudaGraphNode_t before = nullptr;
+    for (int i = 0; i < kLaunches; ++i) {
+      void *arg = blocks[size_t(i % copies)];
+      void *args[] = {&arg};
+      cudaKernelNodeParams p = {};
+      p.func = reinterpret_cast<void *>(kernel);
+      p.gridDim = dim3(launch.grid);
+      p.blockDim = dim3(launch.block);
+      p.sharedMemBytes = launch.sharedBytes;
+      p.kernelParams = args;
+      cudaGraphNode_t node;
+      ck(cudaGraphAddKernelNode(&node, graph, nullptr, 0, &p), "cudaGraphAddKernelNode");
+      if (before) {
+        cudaGraphEdgeData edge = {};
+        edge.from_port = cudaGraphKernelNodePortLaunchCompletion;
+        edge.type = cudaGraphDependencyTypeProgrammatic;
+        ck(cudaGraphAddDependencies(graph, &before, &node, &edge, 1), "an early-start edge");
+      }
+      before = node;
+    }
+  } else {
+    ck(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+    for (int i = 0; i < kLaunches; ++i) {
+      void *arg = blocks[size_t(i % copies)];
+      void *args[] = {&arg};
+      ck(cudaLaunchKernel(reinterpret_cast<const void *>(kernel), dim3(launch.grid),
+                          dim3(launch.block), args, launch.sharedBytes, s),
+         src.entry.c_str());
+    }
+    ck(cudaStreamEndCapture(s, &graph), "cudaStreamEndCapture");
   }
-  ck(cudaStreamEndCapture(s, &graph), "cudaStreamEndCapture");
   cudaGraphExec_t exec;
   ck(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
   cudaEvent_t a, z;
@@ -421,11 +457,13 @@ void timeKernel(const char *name, DType t, const Plan &plan, size_t ki,
   std::printf("{\"bench\":\"kernel_times\",\"device\":\"%s\",\"case\":\"%s\",\"dtype\":\"%s\","
               "\"variant\":\"%s\",\"kernel\":%zu,\"kernels\":%zu,\"ops\":\"%s\",\"grid\":%u,\"block\":%u,"
               "\"lanes\":%u,\"columns\":%u,\"shared_bytes\":%u,\"weight_bytes\":%zu,"
-              "\"weight_copies\":%d,\"us\":%.2f,\"weight_gb_s\":%.0f,\"error_word\":%u}\n",
+              "\"weight_copies\":%d,\"early_start\":%s,\"us\":%.2f,\"weight_gb_s\":%.0f,"
+              "\"error_word\":%u}\n",
               model.name.c_str(), name, std::string(nameOf(t)).c_str(), variant.c_str(), ki,
               plan.kernels.size(), ops.c_str(),
               launch.grid, launch.block, launch.tileLanes, launch.tileColumns, launch.sharedBytes, weightBytes,
-              copies, best, double(weightBytes) / (best * 1e3), word[0]);
+              copies, gEarlyStart ? "true" : "false", best, double(weightBytes) / (best * 1e3),
+              word[0]);
   std::fflush(stdout);
 
   cudaGraphExecDestroy(exec);
@@ -560,6 +598,8 @@ int main(int argc, char **argv) {
       dryRun = true;
     } else if (arg == "--sources" && i + 1 < argc) {
       sources = argv[++i];
+    } else if (arg == "--early-start") {
+      gEarlyStart = true;
     } else if (arg == "--variants" && i + 1 < argc) {
       variants = argv[++i];
     } else if (arg == "--cases" && i + 1 < argc) {
@@ -571,7 +611,7 @@ int main(int argc, char **argv) {
       }
     } else {
       std::fprintf(stderr, "usage: kernel_times [--cases NAME,NAME...] [--variants DIR] "
-                           "[--dry-run [--sources DIR]]\n");
+                           "[--early-start] [--dry-run [--sources DIR]]\n");
       return 2;
     }
   }
