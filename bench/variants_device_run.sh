@@ -9,6 +9,9 @@
 #   . .device/on-device.sh && export CUMO_PREBUILT=1 CUMO_BUILD_DIR=tmp/prebuilt &&
 #     bench/variants_device_run.sh "$OUT" [gemv prologue]
 #
+# KT_FLAGS adds flags to the timed runs (KT_FLAGS=--early-start: the
+# launches chained as a plan's kernels are, early starts and all).
+#
 # Writes OUT_DIR/variants.jsonl (every line) and OUT_DIR/variants_table.md.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -28,7 +31,7 @@ grep -v '^#' bench/probes/variant_sets.txt | while read -r name cases; do
   mkdir -p "$work/$name/src"
   "$kt" --dry-run --sources "$work/$name/src" --cases "$cases" > "$work/$name/src/dry_run.jsonl" &&
     ruby "bench/probes/${name}_variants.rb" "$work/$name/src" "$work/$name/variants" &&
-    "$kt" --cases "$cases" --variants "$work/$name/variants" | grep '^{' | tee -a "$log"
+    "$kt" ${KT_FLAGS:-} --cases "$cases" --variants "$work/$name/variants" | grep '^{' | tee -a "$log"
 done
 ruby bench/probes/variants_table.rb "$log" > "$out/variants_table.md"
 cat "$out/variants_table.md"
