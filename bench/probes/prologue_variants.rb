@@ -24,7 +24,11 @@
 #   - early_affine: gamma's and beta's first elements of each thread
 #     loaded before the wait for the kernels before, as the weight's
 #     early loads are (they are leaves of the plan: no kernel writes them);
-#     on that H100 it gained nothing (qkv SFloat 10.16 -> 10.31 us).
+#     on that H100 it gained nothing (qkv SFloat 10.16 -> 10.31 us),
+#     timed with plain edges between the launches, where a load before the
+#     wait hides under nothing;
+#   - early_bias: the epilogue's bias so (2026-12-06, not yet run), and
+#     early_affine_bias both.
 # An edit whose text is not found stops the script: the generator changed,
 # and the edits must follow it.
 require_relative "variant_files"
@@ -64,6 +68,28 @@ def early_affine(text, path)
   end
 end
 
+# The epilogue's bias (the first load of its epilogue: a weight, which no
+# kernel writes) read before the wait for the kernels before, by the
+# threads that store a column of a whole product (no split of k), for one
+# row (the decode's batch of 1); the other paths read it where they did.
+BIAS = /^(\s+)const (\S+) v1 = P\.ld0\[\(\(I\)P\.ld0_off \+ idx\)\];\n/
+def early_bias(text, path)
+  m = text.match(BIAS) or abort "#{path}: the epilogue's bias load not found"
+  early = <<~CUDA.gsub(/^/, "  ")
+    #{m[2]} early_bias = P.ld0[(I)P.ld0_off];
+    if (threadIdx.x < width && tile * width + (IX)threadIdx.x < N)
+      early_bias = P.ld0[(I)P.ld0_off + tile * width + (IX)threadIdx.x];
+  CUDA
+  t = VariantFiles.edit(text, WAIT, early + WAIT, path)
+  t.sub(BIAS) { "#{m[1]}const #{m[2]} v1 = M == 1 ? early_bias : P.ld0[((I)P.ld0_off + idx)];\n" }
+end
+
+# Meant to be timed with kernel_times --early-start as well as without
+# (KT_FLAGS=--early-start bench/variants_device_run.sh OUT prologue): a
+# load before the wait can only hide under the kernel before when the
+# launches are chained so.
 VariantFiles.write_all(src_dir, out_dir, "{qkv,fc}_*_0.cu", "prologue") do |text, _stem, path|
-  { "early_affine" => early_affine(text, path) }
+  { "early_affine" => early_affine(text, path),
+    "early_bias" => early_bias(text, path),
+    "early_affine_bias" => early_bias(early_affine(text, path), path) }
 end
