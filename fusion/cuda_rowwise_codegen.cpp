@@ -255,10 +255,14 @@ std::string coneValues(const KernelShape &s, llvm::ArrayRef<uint32_t> cone, bool
                        const std::vector<bool> &reads = {},
                        llvm::ArrayRef<uint32_t> alongVectors = {}) {
   std::string body;
-  auto fromCache = [&](uint32_t load) {
+  // Where a load is read from registers: the row's cache, or the group's
+  // vector of an along-row operand; empty, from memory.
+  auto fromRegisters = [&](uint32_t load) -> std::string {
     if (llvm::is_contained(alongVectors, load))
       return alongVectorName(load) + ".e[e]";
-    return cacheName(load) + "[k * G + e]";
+    if (cached && s.loads[load].row == RowRead::Cached)
+      return cacheName(load) + "[k * G + e]";
+    return "";
   };
   for (uint32_t id : cone) {
     const Value &v = s.values[id];
@@ -267,11 +271,7 @@ std::string coneValues(const KernelShape &s, llvm::ArrayRef<uint32_t> cone, bool
               keptName(id) + "[k * G + e];\n";
       continue;
     }
-    bool hit = v.kind == Value::Kind::Load &&
-               ((cached && s.loads[v.ref].row == RowRead::Cached) ||
-                llvm::is_contained(alongVectors, v.ref));
-    emitValue(s, id, body, 8, hit ? llvm::function_ref<std::string(uint32_t)>(fromCache)
-                                  : llvm::function_ref<std::string(uint32_t)>());
+    emitValue(s, id, body, 8, fromRegisters);
     if (id < kept.size() && kept[id])
       body += "        " + keptName(id) + "[k * G + e] = " + valueName(id) + ";\n";
   }
