@@ -139,11 +139,15 @@ cumo_install() {
   hash -r   # new commands on PATH
 }
 
-# Whether we are on the GPU machine: it has the carried .device/ and no Ruby
-# of its own (or the caller says so).
+# Whether we are on the GPU machine: it has the carried .device/, no Ruby of
+# its own and a GPU driver (or the caller says so). The driver test is what
+# tells it from a fresh development machine where ../shared/device/prepare
+# ran before anything was installed: that one has .device/ and no Ruby too,
+# and must install with apt, not refuse.
 cumo_on_device() {
   [ "${CUMO_ON_DEVICE:-}" = 1 ] && return 0
-  [ -f "$CUMO_ROOT/.device/on-device.sh" ] && ! command -v ruby >/dev/null 2>&1
+  [ -f "$CUMO_ROOT/.device/on-device.sh" ] && ! command -v ruby >/dev/null 2>&1 &&
+    { command -v nvidia-smi >/dev/null 2>&1 || [ -e /dev/nvidiactl ]; }
 }
 
 # On the GPU machine: the carried Ruby, headers and LLVM library (there is
