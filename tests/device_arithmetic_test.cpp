@@ -8,8 +8,11 @@
 //     bit pattern, eight to a group, against bfloat16_bits_from and
 //     half_bits_from element by element, and those (a conversion
 //     instruction, NaN by bit operations) against narrow_from_f32_bits,
-//     the routine the host rounds with.
-// On the host both are the plain routines, so only a GPU can tell.
+//     the routine the host rounds with;
+//   - wadd, wsub and wmul of half and bfloat16 (ops/portable_ops.h), the
+//     device's own instructions, against the float path (widen, the float
+//     op, round) for every pair of bit patterns.
+// On the host all are the plain routines, so only a GPU can tell.
 #include "doctest/doctest.h"
 
 #include "fusion/cuda/nvrtc_compiler.h"
@@ -94,6 +97,28 @@ extern "C" __global__ void check_words(unsigned long long groups, unsigned int *
     }
   }
 }
+
+// Thread t takes the pair of bit patterns (t >> 16, t & 0xffff) and
+// compares each class's sum, difference and product with the float path.
+template <class T> __device__ bool same_as_float_path(unsigned short x, unsigned short y) {
+  const T a = T::of_bits(x), b = T::of_bits(y);
+  const float fa = (float)a, fb = (float)b;
+  return cumo_ops::wadd(a, b).bits == T(fa + fb).bits &&
+         cumo_ops::wsub(a, b).bits == T(fa - fb).bits &&
+         cumo_ops::wmul(a, b).bits == T(fa * fb).bits;
+}
+extern "C" __global__ void check_arithmetic(unsigned int *bad, unsigned int *first) {
+  const unsigned int t = blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned short x = (unsigned short)(t >> 16), y = (unsigned short)t;
+  const bool h = same_as_float_path<cumo_ops::half>(x, y);
+  const bool b = same_as_float_path<cumo_ops::bfloat16>(x, y);
+  if (!h || !b) {
+    if (atomicAdd(bad, 1u) == 0) {
+      first[0] = t;
+      first[1] = h ? 2u : 1u;
+    }
+  }
+}
 )";
 
 void ok(cudaError_t e, const char *what) {
@@ -132,7 +157,7 @@ std::vector<float> divisors() {
 } // namespace
 
 TEST_SUITE("gpu") {
-TEST_CASE("the device's row divisor and sixteen-bit words give the bits they replace") {
+TEST_CASE("the device's row divisor, sixteen-bit words and sixteen-bit arithmetic give the bits they replace") {
   // Compiled everywhere (NVRTC needs no GPU), run where there is one.
   KernelSource src{"check_divisor", kSource};
   int devices = 0;
@@ -182,6 +207,14 @@ TEST_CASE("the device's row divisor and sixteen-bit words give the bits they rep
     void *args[] = {&groups, &bad, &first};
     std::vector<unsigned int> r = run("check_words", unsigned(groups / 256), args);
     INFO("first: bits " << std::hex << r[1]);
+    CHECK(r[0] == 0);
+  }
+  SUBCASE("half and bfloat16 add, subtract and multiply as the float path does") {
+    unsigned int *bad = counters, *first = counters + 1;
+    void *args[] = {&bad, &first};
+    std::vector<unsigned int> r = run("check_arithmetic", unsigned((1ull << 32) / 256), args);
+    INFO("first: operands " << std::hex << (r[1] >> 16) << ", " << (r[1] & 0xffff)
+                            << (r[2] == 1 ? " (half)" : " (bfloat16)"));
     CHECK(r[0] == 0);
   }
   cudaFree(counters);
