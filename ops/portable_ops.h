@@ -733,27 +733,23 @@ CUMO_NARROW_FUNCTIONS(bfloat16)
 // NaN, which both roundings keep as 0x7fff). device_arithmetic's test
 // compares every pair of bit patterns on the GPU. On the host, and for
 // other archs, the float path.
-#define CUMO_NARROW_ARITHMETIC(T, F, OP)                                       \
+#define CUMO_FLOAT_PATH_ARITHMETIC(T, F, OP)                                   \
   CUMO_HD T F(T a, T b) { return T(F((float)a, (float)b)); }
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 530
-#define CUMO_HALF_ARITHMETIC(F, OP)                                            \
-  CUMO_HD half F(half a, half b) {                                             \
+#define CUMO_DEVICE_ARITHMETIC(T, F, OP, TYPE)                                 \
+  CUMO_HD T F(T a, T b) {                                                      \
     unsigned short r;                                                          \
-    asm(OP ".rn.f16 %0, %1, %2;" : "=h"(r) : "h"(a.bits), "h"(b.bits));       \
-    return half::of_bits(r);                                                   \
+    asm(OP ".rn." TYPE " %0, %1, %2;" : "=h"(r) : "h"(a.bits), "h"(b.bits));   \
+    return T::of_bits(r);                                                      \
   }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 530
+#define CUMO_HALF_ARITHMETIC(F, OP) CUMO_DEVICE_ARITHMETIC(half, F, OP, "f16")
 #else
-#define CUMO_HALF_ARITHMETIC(F, OP) CUMO_NARROW_ARITHMETIC(half, F, OP)
+#define CUMO_HALF_ARITHMETIC(F, OP) CUMO_FLOAT_PATH_ARITHMETIC(half, F, OP)
 #endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define CUMO_BFLOAT16_ARITHMETIC(F, OP)                                        \
-  CUMO_HD bfloat16 F(bfloat16 a, bfloat16 b) {                                 \
-    unsigned short r;                                                          \
-    asm(OP ".rn.bf16 %0, %1, %2;" : "=h"(r) : "h"(a.bits), "h"(b.bits));      \
-    return bfloat16::of_bits(r);                                               \
-  }
+#define CUMO_BFLOAT16_ARITHMETIC(F, OP) CUMO_DEVICE_ARITHMETIC(bfloat16, F, OP, "bf16")
 #else
-#define CUMO_BFLOAT16_ARITHMETIC(F, OP) CUMO_NARROW_ARITHMETIC(bfloat16, F, OP)
+#define CUMO_BFLOAT16_ARITHMETIC(F, OP) CUMO_FLOAT_PATH_ARITHMETIC(bfloat16, F, OP)
 #endif
 CUMO_HALF_ARITHMETIC(wadd, "add")
 CUMO_HALF_ARITHMETIC(wsub, "sub")
@@ -763,7 +759,8 @@ CUMO_BFLOAT16_ARITHMETIC(wsub, "sub")
 CUMO_BFLOAT16_ARITHMETIC(wmul, "mul")
 #undef CUMO_HALF_ARITHMETIC
 #undef CUMO_BFLOAT16_ARITHMETIC
-#undef CUMO_NARROW_ARITHMETIC
+#undef CUMO_DEVICE_ARITHMETIC
+#undef CUMO_FLOAT_PATH_ARITHMETIC
 #undef CUMO_NARROW_FUNCTIONS
 #undef CUMO_NARROW_UNARY
 #undef CUMO_NARROW_BINARY

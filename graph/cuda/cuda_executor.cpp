@@ -60,7 +60,7 @@ struct CachedPlan {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   std::vector<cudaGraphNode_t> nodes;
-  bool eager = false; ///< the graph failed (or CUMO_DIRECT_SINGLE): launch kernel by kernel
+  bool eager = false; ///< the graph failed: launch kernel by kernel
   std::vector<char> lastUploaded;
   uint64_t lastUse = 0;
   /// CUMO_PROFILE=kernels: the events the graph records around its
@@ -89,8 +89,7 @@ class CudaExecutor final : public Executor {
 public:
   explicit CudaExecutor(CudaDevice *device)
       : device_(device),
-        earlyStarts_(device->model().ccMajor >= 9 && envFlag("CUMO_EARLY_START", true)),
-        directSingle_(envFlag("CUMO_DIRECT_SINGLE", false)) {
+        earlyStarts_(device->model().ccMajor >= 9 && envFlag("CUMO_EARLY_START", true)) {
     for (ParamSlot &s : slots_)
       cudaCheck(cudaEventCreateWithFlags(&s.copied, cudaEventDisableTiming),
                 "cudaEventCreate");
@@ -136,13 +135,6 @@ private:
   /// (programmatic dependent launch, compute capability 9.0 on);
   /// CUMO_EARLY_START=0 chains them plainly, to measure what it saves.
   bool earlyStarts_ = false;
-  /// CUMO_DIRECT_SINGLE=1: a plan of one generated kernel is launched as
-  /// that kernel (its parameter block as before), not as a one-node graph
-  /// replay. An experiment, off by default and not yet run on a GPU: ops
-  /// queued back to back took about 3 us more each than their kernels
-  /// alone (BFloat rms_norm 4096x4096: 33.39 against 30.53 us, H100,
-  /// 2026-12-06), where PyTorch's direct launches took 30.42.
-  bool directSingle_ = false;
 };
 
 CachedPlan &CudaExecutor::lookup(const Plan &plan, llvm::ArrayRef<uint64_t> keys,
@@ -519,7 +511,6 @@ void CudaExecutor::run(const Plan &plan, llvm::ArrayRef<Ref<Buffer>> buffers) {
     cp.libraryCaptured.resize(active.size());
     cp.planIndex.assign(active.begin(), active.end());
     cp.launches.assign(launches.begin(), launches.end());
-    cp.eager = directSingle_ && cp.kernels.size() == 1 && cp.kernels[0];
   }
   if (hit)
     updateLaunches(cp, launches);
