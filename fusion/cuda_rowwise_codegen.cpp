@@ -247,60 +247,11 @@ void emitStorePass(const KernelShape &s, const ValuePlan &p, const std::string &
 
 std::string keptName(uint32_t id) { return "kv" + std::to_string(id); }
 
-/// Whether value `id` divides a varying value by one the same along the
-/// row (a fold's result, a value computed from folds, a per-row load or a
-/// scalar) in a class that divides in float (SFloat, BFloat, HFloat).
-/// Such a division is written as cumo_ops::quotient by a divisor<float>
-/// the row computes once (rowDivisorName), the same bits as the division
-/// (ops/portable_ops.h; the gpu suite's device_arithmetic checks it) in
-/// about half its instructions: the written-out softmax's exp / sum,
-/// layer_norm's centred x / sd and rms_norm's x / rms, element by element
-/// in the store pass of programs bound by their instructions.
-bool dividesByRowValue(const KernelShape &s, const ValuePlan &p, uint32_t id) {
-  const Value &v = s.values[id];
-  if (v.kind != Value::Kind::Op || v.op != OpKind::Div || v.basis != 0 || !p.varies[id] ||
-      p.varies[v.args[1]])
-    return false;
-  return v.dtype == DType::SFloat || v.dtype == DType::BFloat || v.dtype == DType::HFloat;
-}
-
-std::string rowDivisorName(uint32_t id) { return valueName(id) + "_q"; }
-
-/// The values divided by (dividesByRowValue), by id.
-std::vector<bool> rowDivisors(const KernelShape &s, const ValuePlan &p) {
-  std::vector<bool> out(s.values.size(), false);
-  for (uint32_t id = 0; id < s.values.size(); ++id)
-    if (dividesByRowValue(s, p, id))
-      out[s.values[id].args[1]] = true;
-  return out;
-}
-
-/// The divisor objects of the row values computed at `level` (that of
-/// emitRowValues; a fold's result is at its own ordinal).
-void emitRowDivisors(const KernelShape &s, const ValuePlan &p, const std::vector<bool> &divisors,
-                     int level, std::string &os) {
-  for (uint32_t id = 0; id < s.values.size(); ++id)
-    if (divisors[id] && p.level[id] == level)
-      os += "    const cumo_ops::divisor<float> " + rowDivisorName(id) + "((float)" +
-            valueName(id) + ");\n";
-}
-
-/// Value `id` (dividesByRowValue) as the quotient by its row's divisor,
-/// rounded to its class as the division would be.
-void emitRowQuotient(const KernelShape &s, uint32_t id, std::string &body) {
-  const Value &v = s.values[id];
-  std::string t = cType(v.dtype).str();
-  std::string q = "cumo_ops::quotient((float)" + valueName(v.args[0]) + ", " +
-                  rowDivisorName(v.args[1]) + ")";
-  body += "        const " + t + " " + valueName(id) + " = " +
-          (v.dtype == DType::SFloat ? q : t + "(" + q + ")") + ";\n";
-}
-
 /// Declares the varying values in `cone` (loads held in registers read
 /// from there). A value `kept` marks is read from its registers where
 /// `reads`, else computed and written there for the passes after.
 std::string coneValues(const KernelShape &s, llvm::ArrayRef<uint32_t> cone, bool cached,
-                       const std::vector<bool> &quotients, const std::vector<bool> &kept = {},
+                       const std::vector<bool> &kept = {},
                        const std::vector<bool> &reads = {},
                        llvm::ArrayRef<uint32_t> alongVectors = {}) {
   std::string body;
@@ -320,10 +271,7 @@ std::string coneValues(const KernelShape &s, llvm::ArrayRef<uint32_t> cone, bool
               keptName(id) + "[k * G + e];\n";
       continue;
     }
-    if (quotients[id])
-      emitRowQuotient(s, id, body);
-    else
-      emitValue(s, id, body, 8, fromRegisters);
+    emitValue(s, id, body, 8, fromRegisters);
     if (id < kept.size() && kept[id])
       body += "        " + keptName(id) + "[k * G + e] = " + valueName(id) + ";\n";
   }
@@ -549,12 +497,7 @@ void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::strin
   os += "    const I " + lastCoord(s) + " = 0;\n";
   os += "    const I idx = row * n;\n";
   emitBoxes(s, os, 4);
-  std::vector<bool> divisors = rowDivisors(s, p);
-  std::vector<bool> quotients(s.values.size(), false);
-  for (uint32_t id = 0; id < s.values.size(); ++id)
-    quotients[id] = dividesByRowValue(s, p, id);
   emitRowValues(s, p, -1, os);
-  emitRowDivisors(s, p, divisors, -1, os);
   if (cached)
     emitCacheFill(s, os);
   std::vector<std::vector<uint32_t>> roots;
@@ -568,12 +511,11 @@ void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::strin
     if (passes.kept[id])
       os += "    " + cType(s.values[id].dtype).str() + " " + keptName(id) + "[CACHED * G];\n";
   auto values = [&](size_t pass) {
-    return coneValues(s, passes.cones[pass], cached, quotients, passes.kept, passes.reads[pass]);
+    return coneValues(s, passes.cones[pass], cached, passes.kept, passes.reads[pass]);
   };
   for (size_t f = 0; f < p.folds.size(); ++f) {
     emitFold(s, p.folds[f], values(f), os);
     emitRowValues(s, p, int(f), os);
-    emitRowDivisors(s, p, divisors, int(f), os);
   }
   // The store pass's along-row loads, read a vector a group where it
   // stores by vectors.
@@ -585,7 +527,7 @@ void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::strin
       alongLoads.push_back(v.ref);
   }
   emitStorePass(s, p, values(last),
-                coneValues(s, passes.cones[last], cached, quotients, passes.kept, passes.reads[last],
+                coneValues(s, passes.cones[last], cached, passes.kept, passes.reads[last],
                            alongLoads),
                 alongLoads, os);
   os += "  }\n}\n\n";
