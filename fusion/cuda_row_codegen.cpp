@@ -355,12 +355,15 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
   }
   // A result of the last pass's term (softmax's exponential) keeps the
   // term in the registers rather than computing it twice, where a warp
-  // takes the row. bench/kernel_times, H100, 2026-12-05, softmax, kept
-  // against computed twice: 32768 x 1024 SFloat 95.1 and 101.8 us, BFloat
-  // 78.7 and 88.3; but a block a row, 4096 x 4096 SFloat 87.0 and 51.2
-  // (BFloat 40.3 and 45.6), a loss we have not explained.
+  // takes the row, and in a sixteen-bit class where a block does.
+  // bench/kernel_times, H100, 2026-12-05, softmax, kept against computed
+  // twice: 32768 x 1024 SFloat 95.1 and 101.8 us, BFloat 78.7 and 88.3;
+  // a block a row, 4096 x 4096, BFloat 40.3 and 45.6 but SFloat 87.0 and
+  // 51.2, a loss we have not explained.
   RowProgram program = rowProgram(s, s.opaqueOp, param(1), param(2));
-  bool terms = s.rowWarp && s.rowCachedGroups > 0 && !program.elementOfTerm.empty();
+  bool sixteenBit = s.outDtype == DType::BFloat || s.outDtype == DType::HFloat;
+  bool terms = (s.rowWarp || sixteenBit) && s.rowCachedGroups > 0 &&
+               !program.elementOfTerm.empty();
   if (program.passes.size() > kMaxRowPasses)
     throw Error(ErrorKind::Internal, "[cuda codegen] a row op of more passes than slots");
   for (size_t i = 0; i < program.passes.size(); ++i) {
