@@ -308,10 +308,11 @@ namespace {
 
 /// The boxes and values of one element: every load, and nothing written
 /// but the error word.
-void emitElementValues(const KernelShape &s, std::string &os, int indent) {
+void emitElementValues(const KernelShape &s, std::string &os, int indent,
+                       llvm::function_ref<std::string(uint32_t)> loadExpr) {
   emitBoxes(s, os, indent);
   for (uint32_t id = 0; id < s.values.size(); ++id)
-    emitValue(s, id, os, indent);
+    emitValue(s, id, os, indent, loadExpr);
 }
 
 /// The stores of one element and its folds into the accumulators.
@@ -329,8 +330,9 @@ void emitElementWrites(const KernelShape &s, std::string &os, int indent) {
 
 } // namespace
 
-void emitElementBody(const KernelShape &s, std::string &os, int indent) {
-  emitElementValues(s, os, indent);
+void emitElementBody(const KernelShape &s, std::string &os, int indent,
+                     llvm::function_ref<std::string(uint32_t)> loadExpr) {
+  emitElementValues(s, os, indent, loadExpr);
   emitElementWrites(s, os, indent);
 }
 
@@ -543,7 +545,7 @@ void emitGridStrideEntry(const KernelShape &s, const std::string &entry,
     ElementNames names(suffix);
     emitDomainCoords(s, os, 4);
     emitUnravel(os, 4, flatIndex(), all);
-    emitElementValues(s, os, 4);
+    emitElementValues(s, os, 4, nullptr);
   }
   emitElementWrites(s, os, 4);
   line(os, 4, "if (has_1) {");

@@ -168,6 +168,15 @@ std::string storeResult(const KernelShape &s, DType acc) {
          castExpr(acc, s.outDtype, "cumo_ops::wmul(alpha, total)") + ";";
 }
 
+/// The register an epilogue load read before the wait is held in.
+std::string earlyLoadName(uint32_t load) { return "early_ld" + std::to_string(load); }
+
+/// Elements of gamma and beta a thread of a prologue reads before the
+/// wait (KernelShape::gemvEarlyAffine): its first four of the run [lo,
+/// hi), a block of 256 threads covering a row of 1024 (a decode's rows are
+/// 768).
+constexpr int kEarlyAffine = 4;
+
 /// The statements that write element (r, j) of batch bi from `total` at
 /// `indent`: the product's store, or with an epilogue the product rounded
 /// to its dtype as that store would round it, and the consumers computed
@@ -193,8 +202,41 @@ std::string emitWrite(const KernelShape &s, DType acc, int indent) {
   line(os, indent, "(void)idx;");
   line(os, indent, "const " + cType(s.outDtype).str() + " " + kResultName + " = " +
                        castExpr(acc, s.outDtype, "cumo_ops::wmul(alpha, total)") + ";");
-  emitElementBody(s, os, indent);
+  emitElementBody(s, os, indent, [&](uint32_t load) -> std::string {
+    return s.gemvEarlyEpilogueLoads >> load & 1u ? earlyLoadName(load) : "";
+  });
   return os;
+}
+
+/// Before the wait: the epilogue's loads that gemvEarlyOperands chose, at
+/// the one element (0, j) this thread's epilogue computes (j its column of
+/// the tile; the domain as emitWrite names it, with r = 0 and no batch).
+void emitEarlyEpilogueLoads(const KernelShape &s, std::string &os) {
+  if (!s.gemvEarlyEpilogueLoads)
+    return;
+  os += "  // The epilogue's loads of memory no kernel of the plan writes, read\n"
+        "  // before the wait for the element this thread's epilogue computes.\n";
+  std::string fill;
+  for (uint32_t id = 0; id < s.values.size(); ++id) {
+    const Value &v = s.values[id];
+    if (v.kind != Value::Kind::Load || !(s.gemvEarlyEpilogueLoads >> v.ref & 1u))
+      continue;
+    os += "  " + cType(v.dtype).str() + " " + earlyLoadName(v.ref) + "{};\n";
+    emitValue(s, id, fill, 6);
+    line(fill, 6, earlyLoadName(v.ref) + " = " + valueName(id) + ";");
+  }
+  os += "  {\n";
+  os += "    const IX early_j = tile * width + (IX)threadIdx.x;\n";
+  os += "    if (threadIdx.x < width && early_j < N) {\n";
+  line(os, 6, "const I idx = (I)early_j;");
+  int32_t axis = 0;
+  if (s.operandRanks[0] >= 2)
+    line(os, 6, "const I c0_" + std::to_string(axis++) + " = 0;");
+  if (s.operandRanks[1] >= 2)
+    line(os, 6, "const I c0_" + std::to_string(axis++) + " = (I)early_j;");
+  line(os, 6, "(void)idx;");
+  os += fill;
+  os += "    }\n  }\n";
 }
 
 /// The matrix's axis along k: its first, or for a batch of matrices the
@@ -307,22 +349,61 @@ void emitPrologue(const KernelShape &s, const std::string &aBase, const std::str
   os += "  for (IX r = 0; r < M; ++r) {\n";
   readStats(passes, 4);
   os += program.perRow;
-  os += "    for (IX j = " + lo + " + threadIdx.x; j < " + hi + "; j += blockDim.x) {\n";
-  std::string element;
-  if (terms) {
-    os += "      const " + a + " t = pro_terms[r * K + j];\n";
-    element = program.elementOfTerm;
-  } else {
-    os += "      const " + a + " x = " + fromRows + ";\n";
-    element = program.element;
+  // Element j of row r from `element`, into xs (and the row op's store).
+  auto body = [&](const std::string &element) {
+    std::string b;
+    if (terms)
+      b += "      const " + a + " t = pro_terms[r * K + j];\n";
+    else
+      b += "      const " + a + " x = " + fromRows + ";\n";
+    b += "      const " + t + " y = " + castExpr(s.rowAccumulator, s.outDtype, element) + ";\n";
+    b += "      xs[r * K + j] = y;\n";
+    if (s.prologueStored)
+      b += "      if (P.pro_out && " + writer + ") P.pro_out[P.pro_out_off + (" + bi +
+           " * M + r) * K + j] = y;\n";
+    return b;
+  };
+  std::string first = lo + " + threadIdx.x";
+  if (s.gemvEarlyAffine) {
+    // The thread's first elements with the gamma and beta it read before
+    // the wait (emitEarlyAffineLoads), then the rest.
+    RowProgram early = rowProgram(s, s.prologueOp, "early_g[q]", "early_b[q]");
+    os += "    #pragma unroll\n";
+    os += "    for (int q = 0; q < " + std::to_string(kEarlyAffine) + "; ++q) {\n";
+    os += "      const IX j = " + first + " + (IX)q * blockDim.x;\n";
+    os += "      if (j >= " + hi + ") break;\n";
+    os += body(early.element);
+    os += "    }\n";
+    first += " + (IX)" + std::to_string(kEarlyAffine) + " * blockDim.x";
   }
-  os += "      const " + t + " y = " + castExpr(s.rowAccumulator, s.outDtype, element) + ";\n";
-  os += "      xs[r * K + j] = y;\n";
-  if (s.prologueStored)
-    os += "      if (P.pro_out && " + writer + ") P.pro_out[P.pro_out_off + (" + bi +
-          " * M + r) * K + j] = y;\n";
+  os += "    for (IX j = " + first + "; j < " + hi + "; j += blockDim.x) {\n";
+  os += body(terms ? program.elementOfTerm : program.element);
   os += "    }\n  }\n  }\n";
   os += "  __syncthreads();\n";
+}
+
+/// Before the wait: the prologue's gamma and beta (gemvEarlyAffine) at
+/// this thread's first kEarlyAffine elements of the run [lo, hi), as the
+/// prologue's last step reads them, in its accumulator class.
+void emitEarlyAffineLoads(const KernelShape &s, const std::string &lo, const std::string &hi,
+                          std::string &os) {
+  if (!s.gemvEarlyAffine)
+    return;
+  std::string a = cType(s.rowAccumulator).str(), n = std::to_string(kEarlyAffine);
+  auto param = [&](int i) {
+    std::string p = "P.in" + std::to_string(i);
+    return castExpr(s.outDtype, s.rowAccumulator, p + "[" + p + "_off + j * " + p + "_s[0]]");
+  };
+  bool beta = s.prologueOp == OpKind::LayerNorm;
+  os += "  // The prologue's gamma" + std::string(beta ? " and beta" : "") +
+        ", memory no kernel of the plan writes,\n  // read before the wait.\n";
+  os += "  " + a + " early_g[" + n + "]" + (beta ? ", early_b[" + n + "]" : "") + ";\n";
+  os += "  #pragma unroll\n  for (int q = 0; q < " + n + "; ++q) {\n";
+  os += "    const IX j = " + lo + " + threadIdx.x + (IX)q * blockDim.x;\n";
+  os += "    early_g[q] = j < " + hi + " ? " + param(2) + " : (" + a + ")0;\n";
+  if (beta)
+    os += "    early_b[q] = j < " + hi + " ? " + param(3) + " : (" + a + ")0;\n";
+  os += "  }\n";
 }
 } // namespace
 
@@ -408,6 +489,36 @@ bool gemvIndicesFit(const Kernel &k) {
 }
 } // namespace
 
+namespace {
+/// Which of the epilogue's loads and the prologue's gamma and beta a thread
+/// reads before the wait for the kernels before, beside the matrix's first
+/// vectors (KernelShape::gemvEarlyEpilogueLoads, gemvEarlyAffine): where
+/// the matrix is read early (so the wait comes after such loads) in the
+/// thread-per-column layout, and the memory is no kernel's of the plan.
+/// An epilogue load is read so in a product of one row and no batch (a
+/// decode step's), where each thread computes the epilogue of one element,
+/// (0, j), whose position it knows from the start, and only where it is
+/// not inside a slice box. Measured as hand edits with the early starts
+/// (bench/probes/prologue_variants.rb's early_affine_bias, `bench/
+/// kernel_times --early-start`, lent H100, 2026-12-06 20:10 UTC): qkv 7.44
+/// -> 6.94 us in SFloat and 6.68 -> 6.20 in BFloat, fc 8.42 -> 8.04 and
+/// 7.75 -> 7.38.
+void gemvEarlyOperands(const Kernel &k, KernelShape &s) {
+  if (!s.gemvEarlyLoads || s.gemvAlongK)
+    return;
+  if (s.hasEpilogue() && s.gemvRows == 1 && batchRank(s) == 0)
+    for (const Value &v : s.values)
+      if (v.kind == Value::Kind::Load && v.basis == 0 && v.ref < 32 &&
+          (k.loadsUnwritten >> v.ref & 1u))
+        s.gemvEarlyEpilogueLoads |= 1u << v.ref;
+  // Gamma is operand 2, beta operand 3 (fusion/prologue.h).
+  uint32_t affine = s.prologueOp == OpKind::LayerNorm ? 0xcu
+                    : s.prologueOp == OpKind::RmsNorm ? 0x4u
+                                                      : 0u;
+  s.gemvEarlyAffine = affine && (k.operandsUnwritten & affine) == affine;
+}
+} // namespace
+
 void analyzeGemv(const Kernel &k, KernelShape &s) {
   const Shape &a = k.operandShapes[0];
   s.gemvRows = gemvRowsOf(k);
@@ -441,6 +552,7 @@ void analyzeGemv(const Kernel &k, KernelShape &s) {
     s.rowCachedGroups = int32_t(l.cachedGroups);
     s.prologueTerms = gemvPrologueTerms(k);
   }
+  gemvEarlyOperands(k, s);
 }
 
 bool gemvPrologueTerms(const Kernel &k) {
@@ -845,7 +957,12 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os) {
   os += "  const IX j0 = tile * width + lane_col * CV;\n";
   os += "  const IX p0 = k0 + slice * (32 / lanes) + lane_row;\n";
   std::string vt = "cumo_vec<" + bt + ", CV>";
-  // Early loads: the first vectors of this thread's run of k.
+  // Early loads: the epilogue's and the prologue's operands that no
+  // kernel of the plan writes, and the first vectors of this thread's run
+  // of k; then the wait.
+  emitEarlyEpilogueLoads(s, os);
+  if (prologue)
+    emitEarlyAffineLoads(s, "k0", "k1", os);
   if (s.gemvEarlyLoads)
     emitEarlyLoads(vt, "j0 + CV <= N", "p0 + (IX)q * k_step", "at < k1",
                    "P.in1 + b_b + j0 * b_c + at * b_r", os);

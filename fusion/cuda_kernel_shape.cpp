@@ -418,7 +418,9 @@ uint64_t hashShape(const KernelShape &s) {
   h.add(uint64_t(s.rowCachedGroups));
   h.add(uint64_t(s.rowLanes));
   h.add(uint64_t(s.gemvRows) | uint64_t(s.gemvAlongK) << 32 | uint64_t(s.gemvColumns) << 40 |
-        uint64_t(s.gemvEarlyLoads) << 56 | uint64_t(s.gemvNarrow) << 57);
+        uint64_t(s.gemvEarlyLoads) << 56 | uint64_t(s.gemvNarrow) << 57 |
+        uint64_t(s.gemvEarlyAffine) << 58);
+  h.add(uint64_t(s.gemvEarlyEpilogueLoads));
   h.add(uint64_t(s.prologueOp) | uint64_t(s.prologueStored) << 32 |
         uint64_t(s.prologueTerms) << 33);
   return h.get();

@@ -219,6 +219,13 @@ struct KernelShape {
   /// wait for the kernels before it: the matrix is memory no kernel of the
   /// plan writes (Kernel::operandsUnwritten).
   bool gemvEarlyLoads = false;
+  /// Bit i: the epilogue's loads[i] (a bias) is read before the wait too,
+  /// and gemvEarlyAffine: the prologue's gamma and beta (their first
+  /// elements a thread): memory no kernel of the plan writes
+  /// (Kernel::loadsUnwritten, operandsUnwritten), read by a thread that
+  /// knows before the wait which element it will need (gemvEarlyOperands).
+  uint32_t gemvEarlyEpilogueLoads = 0;
+  bool gemvEarlyAffine = false;
   /// Every element index the product computes (its operands', its
   /// result's, its prologue's rows') fits 32 bits: its index arithmetic is
   /// in int (IX), which halved the registers 64-bit arithmetic took (126 to
@@ -387,7 +394,8 @@ constexpr const char *kResultName = "res";
 /// every reduction into `acc<i>`. Needs in scope: `P`, the index type `I`,
 /// the domain coordinates `c0_<d>`, the flat domain index `idx`, and in an
 /// epilogue the op's result `res` (kResultName).
-void emitElementBody(const KernelShape &s, std::string &os, int indent);
+void emitElementBody(const KernelShape &s, std::string &os, int indent,
+                     llvm::function_ref<std::string(uint32_t)> loadExpr = nullptr);
 
 /// An integer field of the parameter block read in the index type `I`:
 /// every generated loop is a template over I (int when the host found all

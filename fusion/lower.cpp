@@ -113,8 +113,8 @@ public:
   }
 
 private:
-  /// Which operands of each opaque kernel lie in memory no kernel of the
-  /// plan writes: an Input that is no in-place write's donor (kernels
+  /// Which operands (and epilogue loads) of each opaque kernel lie in
+  /// memory no kernel of the plan writes: an Input that is no in-place write's donor (kernels
   /// write only Outputs and Temps, and a donor's Output is its Input's
   /// memory). A kernel may read those before the kernels before it finish.
   void markUnwrittenOperands() {
@@ -122,12 +122,19 @@ private:
     for (const PlanBuffer &b : plan_.buffers)
       if (b.donor >= 0)
         written[size_t(b.donor)] = true;
-    for (Kernel &k : plan_.kernels)
-      for (size_t i = 0; i < k.operands.size() && i < 32; ++i) {
-        uint32_t buf = k.operands[i].buffer;
-        if (plan_.buffers[buf].role == PlanBuffer::Role::Input && !written[buf])
+    auto unwritten = [&](uint32_t buf) {
+      return plan_.buffers[buf].role == PlanBuffer::Role::Input && !written[buf];
+    };
+    for (Kernel &k : plan_.kernels) {
+      if (k.kind != Kernel::Kind::Opaque)
+        continue;
+      for (size_t i = 0; i < k.operands.size() && i < 32; ++i)
+        if (unwritten(k.operands[i].buffer))
           k.operandsUnwritten |= uint32_t(1) << i;
-      }
+      for (size_t i = 0; i < k.loads.size() && i < 32; ++i)
+        if (unwritten(k.loads[i].buffer))
+          k.loadsUnwritten |= uint32_t(1) << i;
+    }
   }
 
   /// An Output is optional when only plain stores touch it: no kernel of

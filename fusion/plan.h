@@ -238,6 +238,10 @@ struct Kernel {
   /// Input no in-place write takes), so the kernel may read it before the
   /// kernels before it have finished (the graph's early starts).
   uint32_t operandsUnwritten = 0;
+  /// Bit i: loads[i] (an epilogue's operand: a bias, a residual) lies in
+  /// memory no kernel of the plan writes, as operandsUnwritten says of the
+  /// operands.
+  uint32_t loadsUnwritten = 0;
   /// Small products: the row op computed before the product (none when
   /// prologue.op is Copy).
   Prologue prologue;

@@ -2329,14 +2329,17 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
     // bits as the kernel that loads everything after its wait, in both
     // layouts.
     auto late = [](Plan p) {
-      for (Kernel &k : p.kernels)
+      for (Kernel &k : p.kernels) {
         k.operandsUnwritten = 0;
+        k.loadsUnwritten = 0;
+      }
       return p;
     };
-    auto early = [&](const Plan &p) {
+    auto reads = [&](const Plan &p, const char *what) {
       const Kernel &k = p.kernels.back();
-      return generateCuda(k, comparisonModel()).source.find("early[") != std::string::npos;
+      return generateCuda(k, comparisonModel()).source.find(what) != std::string::npos;
     };
+    auto early = [&](const Plan &p) { return reads(p, "early["); };
     for (DType t : {DType::SFloat, DType::HFloat, DType::BFloat}) {
       CAPTURE(nameOf(t));
       // (k, n) weights: a thread per 16-byte vector of columns, the last
@@ -2347,13 +2350,37 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
       // head): a warp's first column.
       Plan along = smallProductPlan(t, 1, 264, 300, true, 3);
       Plan alongNormed = prologuePlan(t, {1, 256, 70, true}, OpKind::LayerNorm, false, false);
-      for (const Plan *p : {&plain, &normed, &along, &alongNormed}) {
+      // One row and no batch: the epilogue's bias and residual (inputs of
+      // the plan) read before the wait too, and the prologue's gamma and
+      // beta (or gamma) for a thread's first elements, the rest after.
+      Plan consumers = epiloguePlan(t, {1, 300, 520, false}, false);
+      Plan normedBiased = prologuePlan(t, {1, 256, 264, false}, OpKind::LayerNorm, false, true);
+      Plan storedRows = prologuePlan(t, {1, 1000, 96, false}, OpKind::LayerNorm, true, true);
+      Plan rmsBiased = prologuePlan(t, {1, 256, 264, false}, OpKind::RmsNorm, false, true);
+      for (const Plan *p :
+           {&plain, &normed, &along, &alongNormed, &consumers, &normedBiased, &storedRows, &rmsBiased}) {
         REQUIRE(early(*p));
         REQUIRE(!early(late(*p)));
+        REQUIRE(!reads(late(*p), "early_ld"));
+        REQUIRE(!reads(late(*p), "early_g["));
         std::vector<std::vector<unsigned char>> start = startingBytes(*p);
         CHECK(runOnDevice(*p, start) == runOnDevice(late(*p), start));
       }
+      CHECK(reads(consumers, "early_ld"));
+      CHECK(!reads(normed, "early_ld"));
+      for (const Plan *p : {&normedBiased, &storedRows, &rmsBiased}) {
+        CHECK(reads(*p, "early_ld"));
+        CHECK(reads(*p, "early_g["));
+      }
+      CHECK(reads(normed, "early_b["));
+      CHECK(!reads(rmsBiased, "early_b["));
+      CHECK(!reads(alongNormed, "early_g["));
     }
+    // Eight rows: no epilogue load before the wait (a thread computes
+    // several rows' elements), the matrix's still.
+    Plan batch8 = epiloguePlan(DType::SFloat, {8, 768, 2304, false}, false);
+    CHECK(early(batch8));
+    CHECK(!reads(batch8, "early_ld"));
   }
   SUBCASE("a small product with its row op in its prologue gives the two kernels' bits") {
     WideEmulatedDevice wide(16);
