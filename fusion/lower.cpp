@@ -114,9 +114,10 @@ public:
 
 private:
   /// Which operands (and epilogue loads) of each opaque kernel lie in
-  /// memory no kernel of the plan writes: an Input that is no in-place write's donor (kernels
-  /// write only Outputs and Temps, and a donor's Output is its Input's
-  /// memory). A kernel may read those before the kernels before it finish.
+  /// memory no kernel of the plan writes: an Input that is no in-place
+  /// write's donor (kernels write only Outputs and Temps, and a donor's
+  /// Output is its Input's memory). A kernel may read those before the
+  /// kernels before it finish.
   void markUnwrittenOperands() {
     llvm::SmallVector<bool, 16> written(plan_.buffers.size(), false);
     for (const PlanBuffer &b : plan_.buffers)
