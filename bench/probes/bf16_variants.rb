@@ -30,7 +30,8 @@ require_relative "variant_files"
 src_dir, out_dir = ARGV
 abort "usage: bf16_variants.rb SRC_DIR OUT_DIR" unless src_dir && out_dir
 
-# The three ops in namespace NS, each `return BODY` on a and b.
+# The three ops in namespace `ns`, each's statements on a and b what `body`
+# gives for its PTX mnemonic and C operator.
 def ops(ns, what, body)
   fns = { "wadd" => ["add", "+"], "wsub" => ["sub", "-"], "wmul" => ["mul", "*"] }.map do |name, (mnemonic, op)|
     <<~CUDA
@@ -57,7 +58,7 @@ INCLUDE = "#include \"cumo_portable_ops.h\"\n"
 
 VariantFiles.write_all(src_dir, out_dir, "written_*_BFloat_0.cu", "BFloat written-out") do |text, _stem, path|
   abort "#{path}: no bfloat16 add, sub or mul" unless text.match?(OP)
-  { "hwbf16" => %w[hwbf] + [HW_OPS], "floatbf16" => %w[floatbf] + [FLOAT_OPS] }.to_h do |label, (ns, defs)|
+  { "hwbf16" => ["hwbf", HW_OPS], "floatbf16" => ["floatbf", FLOAT_OPS] }.to_h do |label, (ns, defs)|
     t = text.gsub(OP) { "#{Regexp.last_match(1)}#{ns}::w#{Regexp.last_match(2)}(" }
     [label, VariantFiles.edit(t, INCLUDE, INCLUDE + defs, path)]
   end
