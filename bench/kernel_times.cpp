@@ -20,7 +20,7 @@
 // as the CUDA executor chains a plan's kernels (each may begin once every
 // block of the one before has, and load what no kernel writes before it
 // waits), so a kernel's start-up overlaps the one before it, as in a
-// decode step; without it, plainly (added 2026-12-06, not yet run on a GPU).
+// decode step; without it, plainly (first run on a lent H100, 2026-12-06).
 //
 //   . .device/on-device.sh && export CUMO_BUILD_DIR=/tmp/b && bin/run -e 0 &&
 //     /tmp/b/bench/kernel_times [--cases qkv,lm_head]
@@ -34,6 +34,7 @@
 #include "fusion/cuda_codegen.h"
 #include "fusion/lower.h"
 #include "fusion/plan_print.h"
+#include "graph/cuda/early_start_edge.h"
 #include "ops/creation.h"
 #include "ops/elementwise.h"
 #include "ops/layout.h"
@@ -397,42 +398,30 @@ void timeKernel(const char *name, DType t, const Plan &plan, size_t ki,
   ck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
   constexpr int kLaunches = 32;
   cudaGraph_t graph;
-  if (gEarlyStart) {
-    // As the CUDA executor chains a plan's kernels (graph/cuda/
-    // cuda_executor.cpp): each launch may begin once every block of the
-    // one before has, its loads before wait_for_prior_grids() under that
-    // one's tail, as in a decode step.
-    ck(cudaGraphCreate(&graph, 0), "cudaGraphCreate");
-    cudaGraphNode_t before = nullptr;
-    for (int i = 0; i < kLaunches; ++i) {
-      void *arg = blocks[size_t(i % copies)];
-      void *args[] = {&arg};
-      cudaKernelNodeParams p = {};
-      p.func = reinterpret_cast<void *>(kernel);
-      p.gridDim = dim3(launch.grid);
-      p.blockDim = dim3(launch.block);
-      p.sharedMemBytes = launch.sharedBytes;
-      p.kernelParams = args;
-      cudaGraphNode_t node;
-      ck(cudaGraphAddKernelNode(&node, graph, nullptr, 0, &p), "cudaGraphAddKernelNode");
-      if (before) {
-        cudaGraphEdgeData edge = {};
-        edge.from_port = cudaGraphKernelNodePortLaunchCompletion;
-        edge.type = cudaGraphDependencyTypeProgrammatic;
-        ck(cudaGraphAddDependencies(graph, &before, &node, &edge, 1), "an early-start edge");
-      }
-      before = node;
+  // A chain of kernel nodes, each after the one before: with --early-start
+  // along the executor's early-start edges (each launch may begin once
+  // every block of the one before has, its loads before
+  // wait_for_prior_grids() under that one's tail, as in a decode step),
+  // else along plain ones.
+  ck(cudaGraphCreate(&graph, 0), "cudaGraphCreate");
+  cudaGraphNode_t before = nullptr;
+  for (int i = 0; i < kLaunches; ++i) {
+    void *arg = blocks[size_t(i % copies)];
+    void *args[] = {&arg};
+    cudaKernelNodeParams p = {};
+    p.func = reinterpret_cast<void *>(kernel);
+    p.gridDim = dim3(launch.grid);
+    p.blockDim = dim3(launch.block);
+    p.sharedMemBytes = launch.sharedBytes;
+    p.kernelParams = args;
+    cudaGraphNode_t node;
+    ck(cudaGraphAddKernelNode(&node, graph, nullptr, 0, &p), src.entry.c_str());
+    if (before) {
+      cudaGraphEdgeData edge = earlyStartEdge();
+      ck(cudaGraphAddDependencies(graph, &before, &node, gEarlyStart ? &edge : nullptr, 1),
+         "a graph edge");
     }
-  } else {
-    ck(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
-    for (int i = 0; i < kLaunches; ++i) {
-      void *arg = blocks[size_t(i % copies)];
-      void *args[] = {&arg};
-      ck(cudaLaunchKernel(reinterpret_cast<const void *>(kernel), dim3(launch.grid),
-                          dim3(launch.block), args, launch.sharedBytes, s),
-         src.entry.c_str());
-    }
-    ck(cudaStreamEndCapture(s, &graph), "cudaStreamEndCapture");
+    before = node;
   }
   cudaGraphExec_t exec;
   ck(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");

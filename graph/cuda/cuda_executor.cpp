@@ -17,6 +17,7 @@
 #include "fusion/cuda_codegen.h"
 #include "fusion/plan_print.h"
 #include "graph/cuda/cublas_matmul.h"
+#include "graph/cuda/early_start_edge.h"
 #include "graph/cuda/kernel_loader.h"
 #include "graph/cuda/launch_profiler.h"
 #include "graph/executor.h"
@@ -331,13 +332,7 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
 
 bool CudaExecutor::addEarlyStartEdge(cudaGraph_t graph, cudaGraphNode_t from,
                                      cudaGraphNode_t to) {
-  // Programmatic dependent launch: `to` may launch once every block of
-  // `from` has begun, and its wait_for_prior_grids() returns once `from`
-  // has completed and its writes are visible. Its launch and its
-  // parameter reads overlap `from`'s tail rather than following it.
-  cudaGraphEdgeData edge = {};
-  edge.from_port = cudaGraphKernelNodePortLaunchCompletion;
-  edge.type = cudaGraphDependencyTypeProgrammatic;
+  cudaGraphEdgeData edge = earlyStartEdge();
   if (cudaGraphAddDependencies(graph, &from, &to, &edge, 1) == cudaSuccess)
     return true;
   // A driver without it: plain edges from now on.
