@@ -177,6 +177,25 @@ std::string earlyLoadName(uint32_t load) { return "early_ld" + std::to_string(lo
 /// 768).
 constexpr int kEarlyAffine = 4;
 
+/// The names an epilogue's element expressions read (emitElementBody) for
+/// element (`r`, `j`) of batch `bi`, at `indent`: its flat index `idx` and
+/// its domain coordinates, the result's shape (batch..., M, N), (N) for a
+/// vector times a matrix, (M) for a matrix times a vector, () for two
+/// vectors; the batch coordinates are emitBatchDecode's `bc<d>`.
+void emitEpilogueCoords(const KernelShape &s, const std::string &bi, const std::string &r,
+                        const std::string &j, int indent, std::string &os) {
+  int32_t nb = batchRank(s);
+  line(os, indent, "const I idx = (I)((" + bi + " * M + " + r + ") * N + " + j + ");");
+  int32_t axis = 0;
+  for (; axis < nb; ++axis)
+    line(os, indent, "const I c0_" + std::to_string(axis) + " = (I)bc" + std::to_string(axis) + ";");
+  if (s.operandRanks[0] >= 2)
+    line(os, indent, "const I c0_" + std::to_string(axis++) + " = (I)" + r + ";");
+  if (s.operandRanks[1] >= 2)
+    line(os, indent, "const I c0_" + std::to_string(axis++) + " = (I)" + j + ";");
+  line(os, indent, "(void)idx;");
+}
+
 /// The statements that write element (r, j) of batch bi from `total` at
 /// `indent`: the product's store, or with an epilogue the product rounded
 /// to its dtype as that store would round it, and the consumers computed
@@ -187,19 +206,7 @@ std::string emitWrite(const KernelShape &s, DType acc, int indent) {
     line(os, indent, storeResult(s, acc));
     return os;
   }
-  // The domain is the result's shape: (batch..., M, N), (N) for a vector
-  // times a matrix, (M) for a matrix times a vector, () for two vectors.
-  int32_t ra = s.operandRanks[0], rb = s.operandRanks[1];
-  int32_t nb = batchRank(s);
-  line(os, indent, "const I idx = (I)((bi * M + r) * N + j);");
-  int32_t axis = 0;
-  for (; axis < nb; ++axis)
-    line(os, indent, "const I c0_" + std::to_string(axis) + " = (I)bc" + std::to_string(axis) + ";");
-  if (ra >= 2)
-    line(os, indent, "const I c0_" + std::to_string(axis++) + " = (I)r;");
-  if (rb >= 2)
-    line(os, indent, "const I c0_" + std::to_string(axis++) + " = (I)j;");
-  line(os, indent, "(void)idx;");
+  emitEpilogueCoords(s, "bi", "r", "j", indent, os);
   line(os, indent, "const " + cType(s.outDtype).str() + " " + kResultName + " = " +
                        castExpr(acc, s.outDtype, "cumo_ops::wmul(alpha, total)") + ";");
   emitElementBody(s, os, indent, [&](uint32_t load) -> std::string {
@@ -210,7 +217,7 @@ std::string emitWrite(const KernelShape &s, DType acc, int indent) {
 
 /// Before the wait: the epilogue's loads that gemvEarlyOperands chose, at
 /// the one element (0, j) this thread's epilogue computes (j its column of
-/// the tile; the domain as emitWrite names it, with r = 0 and no batch).
+/// the tile; r = 0 and no batch).
 void emitEarlyEpilogueLoads(const KernelShape &s, std::string &os) {
   if (!s.gemvEarlyEpilogueLoads)
     return;
@@ -228,13 +235,7 @@ void emitEarlyEpilogueLoads(const KernelShape &s, std::string &os) {
   os += "  {\n";
   os += "    const IX early_j = tile * width + (IX)threadIdx.x;\n";
   os += "    if (threadIdx.x < width && early_j < N) {\n";
-  line(os, 6, "const I idx = (I)early_j;");
-  int32_t axis = 0;
-  if (s.operandRanks[0] >= 2)
-    line(os, 6, "const I c0_" + std::to_string(axis++) + " = 0;");
-  if (s.operandRanks[1] >= 2)
-    line(os, 6, "const I c0_" + std::to_string(axis++) + " = (I)early_j;");
-  line(os, 6, "(void)idx;");
+  emitEpilogueCoords(s, "0", "0", "early_j", 6, os);
   os += fill;
   os += "    }\n  }\n";
 }
@@ -242,6 +243,13 @@ void emitEarlyEpilogueLoads(const KernelShape &s, std::string &os) {
 /// The matrix's axis along k: its first, or for a batch of matrices the
 /// second to last.
 size_t kAxisOf(size_t rank) { return rank >= 2 ? rank - 2 : 0; }
+
+/// Element j of the prologue's operand `i` (2: gamma, 3: beta) in its
+/// accumulator class.
+std::string prologueParam(const KernelShape &s, int i) {
+  std::string p = "P.in" + std::to_string(i);
+  return castExpr(s.outDtype, s.rowAccumulator, p + "[" + p + "_off + j * " + p + "_s[0]]");
+}
 
 /// The prologue (fusion/prologue.h): row op s.prologueOp over each of the
 /// M rows of operand 0 of this block's product (P.in0 from offset `aBase`:
@@ -269,11 +277,8 @@ void emitPrologue(const KernelShape &s, const std::string &aBase, const std::str
                   const std::string &lo, const std::string &hi, const std::string &writer,
                   std::string &os) {
   std::string t = cType(s.outDtype).str(), a = cType(s.rowAccumulator).str();
-  auto param = [&](int i) {
-    std::string p = "P.in" + std::to_string(i);
-    return castExpr(s.outDtype, s.rowAccumulator, p + "[" + p + "_off + j * " + p + "_s[0]]");
-  };
-  RowProgram program = rowProgram(s, s.prologueOp, param(2), param(3));
+  RowProgram program =
+      rowProgram(s, s.prologueOp, prologueParam(s, 2), prologueParam(s, 3));
   bool terms = s.prologueTerms;
   // Every statistic's slot in pro_stats, in pass order.
   llvm::SmallVector<const char *, 4> stats;
@@ -390,19 +395,15 @@ void emitEarlyAffineLoads(const KernelShape &s, const std::string &lo, const std
   if (!s.gemvEarlyAffine)
     return;
   std::string a = cType(s.rowAccumulator).str(), n = std::to_string(kEarlyAffine);
-  auto param = [&](int i) {
-    std::string p = "P.in" + std::to_string(i);
-    return castExpr(s.outDtype, s.rowAccumulator, p + "[" + p + "_off + j * " + p + "_s[0]]");
-  };
   bool beta = s.prologueOp == OpKind::LayerNorm;
   os += "  // The prologue's gamma" + std::string(beta ? " and beta" : "") +
         ", memory no kernel of the plan writes,\n  // read before the wait.\n";
   os += "  " + a + " early_g[" + n + "]" + (beta ? ", early_b[" + n + "]" : "") + ";\n";
   os += "  #pragma unroll\n  for (int q = 0; q < " + n + "; ++q) {\n";
   os += "    const IX j = " + lo + " + threadIdx.x + (IX)q * blockDim.x;\n";
-  os += "    early_g[q] = j < " + hi + " ? " + param(2) + " : (" + a + ")0;\n";
+  os += "    early_g[q] = j < " + hi + " ? " + prologueParam(s, 2) + " : (" + a + ")0;\n";
   if (beta)
-    os += "    early_b[q] = j < " + hi + " ? " + param(3) + " : (" + a + ")0;\n";
+    os += "    early_b[q] = j < " + hi + " ? " + prologueParam(s, 3) + " : (" + a + ")0;\n";
   os += "  }\n";
 }
 } // namespace
