@@ -202,6 +202,9 @@ struct KernelShape {
   /// Every index of the row kernel fits 32 bits (rowIndicesFit): its
   /// index type IX is int, else long long.
   bool rowNarrow = false;
+  /// Each warp (a warp a row) or block (a block a row) loads its next row
+  /// while it works on this one (readsNextRow).
+  bool rowReadsAhead = false;
   int32_t rowGroup = 0;
   int32_t rowCachedGroups = 0;
   /// Rowwise kernels: threads per row (32: a warp; more: a block).

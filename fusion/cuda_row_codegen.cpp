@@ -32,6 +32,9 @@ constexpr uint32_t kMaxRowBlock = 1024;
 constexpr size_t kMaxRowPasses = 2;
 /// The warp-a-row layout's blocks an SM at least (its launch bounds).
 constexpr uint32_t kRowWarpBlocksPerSm = 4;
+/// A block-a-row launch that reads ahead: threads an SM (half of an H100's
+/// or H200's 2048, at the 64 registers a thread of launch bounds 1024).
+constexpr int64_t kReadAheadThreadsPerSm = 1024;
 
 RowLayout layoutOf(const Kernel &k) {
   int64_t n = k.operandShapes[0].back();
@@ -52,6 +55,22 @@ bool groupsAreVectors(const Kernel &k, int64_t group) {
     if (shape[d] > 1 && x.index.strides[d] % group != 0)
       return false;
   return true;
+}
+
+/// Whether the row kernel's warps (a warp a row) or blocks (a block a
+/// row), looping over rows, load the next row while they work on this one:
+/// BFloat rows of whole 16-byte groups held in registers, 2-D, and where a
+/// warp takes the row, softmax's alone (the registers for both rows).
+/// bench/kernel_times variants, 2026-12-06: a warp a row (H100), 32768 x
+/// 1024, softmax 56.92 -> 50.70 us, layer_norm and rms_norm no faster
+/// (57.33 -> 57.36, 54.31 -> 56.17), SFloat's softmax of 4096 x 768
+/// neither (9.27 -> 9.29); a block a row (H200), 4096 x 4096: all three
+/// faster (ops/row_layout.cpp, which gives BFloat's block rows the
+/// registers for it, has the numbers).
+bool readsNextRow(const Kernel &k, const RowLayout &l) {
+  return k.opaqueDtype == DType::BFloat && k.operandShapes[0].size() == 2 &&
+         l.cachedGroups > 0 && groupsAreVectors(k, l.group) &&
+         (!l.warpPerRow() || rowResultOfLastTerm(k.opaqueOp));
 }
 
 /// Whether gamma and beta (operands 1 on) are read a group at a time
@@ -238,6 +257,7 @@ void analyzeRow(const Kernel &k, KernelShape &s) {
   // held to 64 registers, they spilled 4-12 bytes a thread (ptxas sm_90,
   // the 32768 x 1024 row ops), where 64-bit ones spill none.
   s.rowNarrow = !s.rowWarp && rowIndicesFit(k);
+  s.rowReadsAhead = readsNextRow(k, l);
 }
 
 void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &os) {
@@ -248,15 +268,9 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
   // elements, three blocks an SM). bench/kernel_times, H100, 2026-12-05,
   // 32768 x 1024 BFloat: layer_norm 71.6 -> 67.7 us, rms_norm 65.7 ->
   // 59.6, softmax 78.7 -> 71.1; SFloat unchanged (94-95 us).
-  //
-  // A BFloat softmax row read a warp at a time also loads the warp's next
-  // row while it works on this one (`prefetch`), at two blocks an SM (the
-  // registers for both rows): bench/kernel_times variants, H100,
-  // 2026-12-06, 32768 x 1024: 56.92 -> 50.70 us (a copy 47.58). The same
-  // made layer_norm and rms_norm no faster (57.33 -> 57.36, 54.31 ->
-  // 56.17), and SFloat's softmax of 4096 x 768 neither (9.27 -> 9.29).
-  bool prefetch = s.rowWarp && s.rowVector && rank == 2 && s.outDtype == DType::BFloat &&
-                  rowResultOfLastTerm(s.opaqueOp);
+  // A warp a row that reads its next row ahead (readsNextRow) has two
+  // blocks an SM, the registers for both rows.
+  bool prefetch = s.rowReadsAhead;
   std::string bounds = s.rowWarp ? std::to_string(kRowsBlock) + ", " +
                                        std::to_string(prefetch ? 2 : kRowWarpBlocksPerSm)
                                  : std::to_string(kMaxRowBlock);
@@ -462,8 +476,17 @@ LaunchConfig rowLaunch(const Kernel &k, const DeviceModel &model) {
   // (A cap of 2^20 blocks an SM: the grid stays far below CUDA's limit and
   // the warps loop past it.)
   bool oneWave = sizeOf(k.opaqueDtype) <= 2;
-  return launchRows(layoutOf(k), n ? k.domainSize() / n : 0, model,
-                    oneWave ? kRowWarpBlocksPerSm : int64_t{1} << 20);
+  RowLayout l = layoutOf(k);
+  int64_t rows = n ? k.domainSize() / n : 0;
+  LaunchConfig c = launchRows(l, rows, model, oneWave ? kRowWarpBlocksPerSm : int64_t{1} << 20);
+  // A block a row that reads its next row ahead: one wave of half an SM's
+  // threads (64 registers each, launch bounds 1024), each block looping
+  // over its rows (the variants of ops/row_layout.cpp's BFloat rule: 528
+  // blocks of 256 lanes at 4096 x 4096).
+  if (!l.warpPerRow() && readsNextRow(k, l))
+    c.grid = uint32_t(std::min<int64_t>(
+        rows, std::max(model.smCount, 1) * std::max<int64_t>(1, kReadAheadThreadsPerSm / l.lanes)));
+  return c;
 }
 
 } // namespace cumo::cudagen

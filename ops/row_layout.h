@@ -32,8 +32,10 @@ RowLayout rowLayout(int64_t n, DType t, DType acc);
 /// The layout of a row of `n` elements grouped by 16 bytes of
 /// `elementBytes`-byte elements, of which a lane holds `cachedBytes` bytes
 /// per element in registers (0: nothing is held, only the length decides
-/// between a warp and a block), and at most `maxCached` elements.
+/// between a warp and a block), and at most `maxCached` elements. A block
+/// a row has the fewest lanes (64 to 1024) that take the row in
+/// `groupsPerLane` groups each; fewer than four also hold only that many.
 RowLayout rowLayoutFor(int64_t n, int64_t elementBytes, int64_t cachedBytes,
-                       int64_t maxCached = INT64_MAX);
+                       int64_t maxCached = INT64_MAX, int64_t groupsPerLane = 4);
 
 } // namespace cumo

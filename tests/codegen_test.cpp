@@ -1744,6 +1744,40 @@ TEST_CASE("a sixteen-bit warp-a-row launch is one wave of four blocks an SM, a w
   }
 }
 
+TEST_CASE("a BFloat row a block takes is two groups a lane, held, and read ahead by one wave of blocks") {
+  // ops/row_layout.cpp: 4096 BFloat elements are 512 groups of 8, two a
+  // lane of 256; SFloat keeps four groups of 4 a lane (and its cache of 8).
+  RowLayout bf = rowLayout(4096, DType::BFloat, DType::SFloat);
+  CHECK(bf.lanes == 256);
+  CHECK(bf.cachedGroups == 2);
+  RowLayout sf = rowLayout(4096, DType::SFloat, DType::SFloat);
+  CHECK(sf.lanes == 256);
+  CHECK(sf.cachedGroups == 8);
+  // Past 1024 lanes a BFloat lane holds more than two groups again.
+  RowLayout longRow = rowLayout(32768, DType::BFloat, DType::SFloat);
+  CHECK(longRow.lanes == 1024);
+  CHECK(longRow.cachedGroups == 4);
+  // A warp a row is unchanged: four groups a lane.
+  CHECK(rowLayout(1024, DType::BFloat, DType::SFloat).cachedGroups == 4);
+  for (DType t : {DType::BFloat, DType::SFloat}) {
+    CAPTURE(nameOf(t));
+    Plan p = rowPlan(t, 4096, 4096);
+    REQUIRE(p.kernels.size() == 3);
+    for (const Kernel &k : p.kernels) {
+      CAPTURE(opName(k.opaqueOp));
+      LaunchConfig c = launchConfig(k, h200());
+      CHECK(c.block == 256u);
+      // BFloat: 1024 threads an SM, four blocks of 256, each looping.
+      CHECK(c.grid == (t == DType::BFloat ? uint32_t(h200().smCount) * 4 : 4096u));
+      std::string src = generateCuda(k, h200()).source;
+      CHECK((src.find("fetch(row + stride);") != std::string::npos) == (t == DType::BFloat));
+    }
+  }
+  // Fewer rows than the wave: a block a row.
+  for (const Kernel &k : rowPlan(DType::BFloat, 100, 4096).kernels)
+    CHECK(launchConfig(k, h200()).grid == 100u);
+}
+
 TEST_CASE("rowResultOfLastTerm says which row programs have an elementOfTerm") {
   cudagen::KernelShape types;
   types.rowAccumulator = DType::SFloat;
@@ -2272,6 +2306,13 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
     // More rows than a wave of warps: a warp takes several in turn (and a
     // BFloat softmax reads each next one ahead).
     compareWithCpu(rowPlan(DType::BFloat, 5000, 64), mathTolerance(DType::BFloat));
+    // More rows than a wave of blocks (on the emulator, a model of two
+    // SMs: 16 blocks of 128 lanes): a BFloat block takes several in turn,
+    // each next one read ahead.
+    {
+      WideEmulatedDevice narrow(2);
+      compareWithCpu(rowPlan(DType::BFloat, 40, 1032), mathTolerance(DType::BFloat));
+    }
   }
   SUBCASE("written-out row operations") {
     for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat}) {
