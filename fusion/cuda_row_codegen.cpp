@@ -39,7 +39,8 @@ constexpr int64_t kReadAheadThreadsPerSm = 1024;
 RowLayout layoutOf(const Kernel &k) {
   int64_t n = k.operandShapes[0].back();
   DType t = k.opaqueDtype;
-  return rowLayout(n, t, rowAccumulator(t));
+  int64_t rows = n ? numElements(k.operandShapes[0]) / n : 0;
+  return rowOpLayout(k.opaqueOp, rows, n, t, rowAccumulator(t));
 }
 
 /// Whether every row of operand 0 starts on a group boundary and runs

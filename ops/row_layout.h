@@ -11,6 +11,7 @@
 #pragma once
 
 #include "core/dtype.h"
+#include "core/op_kind.h"
 
 #include <cstdint>
 
@@ -28,6 +29,16 @@ struct RowLayout {
 
 /// The layout of a row of `n` elements of class `t`, accumulated in `acc`.
 RowLayout rowLayout(int64_t n, DType t, DType acc);
+
+/// The layout of row op `op`'s own kernel over `rows` rows of `n`
+/// elements (the explicit layer_norm, rms_norm and softmax; the CPU
+/// reference's too): rowLayout's, but for many BFloat layer_norm or
+/// rms_norm rows that a warp would hold at more than three groups a lane,
+/// a block of 64 lanes of two groups (its kernel then reads each next row
+/// ahead, fusion/cuda_row_codegen.cpp). Few rows keep rowLayout's, which
+/// a small product's prologue folds in (fusion/prologue.h: at most 24 KB
+/// of rows), so an op gives the same numbers fused or not.
+RowLayout rowOpLayout(OpKind op, int64_t rows, int64_t n, DType t, DType acc);
 
 /// The layout of a row of `n` elements grouped by 16 bytes of
 /// `elementBytes`-byte elements, of which a lane holds `cachedBytes` bytes

@@ -79,7 +79,8 @@ template <class T, class A> void runRows(const OpaqueCall &call) {
   const T *x = static_cast<const T *>(rows.in.data);
   T *out = static_cast<T *>(call.out);
   int64_t n = rows.n;
-  RowLayout layout = rowLayout(n, call.outDtype, rowAccumulator(call.outDtype));
+  RowLayout layout = rowOpLayout(call.op, rows.count, n, call.outDtype,
+                                rowAccumulator(call.outDtype));
   A eps = A(call.scalar.asDouble());
   auto param = [&](size_t i, int64_t j) {
     const OpaqueOperand &p = call.operands[i];

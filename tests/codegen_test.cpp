@@ -1778,6 +1778,32 @@ TEST_CASE("a BFloat row a block takes is two groups a lane, held, and read ahead
     CHECK(launchConfig(k, h200()).grid == 100u);
 }
 
+TEST_CASE("many BFloat layer_norm and rms_norm rows of up to 1024 take a block of 64 lanes, few keep their warp") {
+  // ops/row_layout.cpp, rowOpLayout: 1024 BFloat elements are 128 groups,
+  // two a lane of 64, from 16384 rows; softmax, fewer rows, shorter rows
+  // (768: three groups a lane of a warp) and SFloat keep rowLayout's.
+  for (OpKind op : {OpKind::LayerNorm, OpKind::RmsNorm, OpKind::Softmax}) {
+    CAPTURE(opName(op));
+    RowLayout many = rowOpLayout(op, 32768, 1024, DType::BFloat, DType::SFloat);
+    CHECK(many.lanes == (op == OpKind::Softmax ? 32 : 64));
+    CHECK(many.cachedGroups == (op == OpKind::Softmax ? 4 : 2));
+    CHECK(rowOpLayout(op, 16383, 1024, DType::BFloat, DType::SFloat).lanes == 32);
+    CHECK(rowOpLayout(op, 32768, 768, DType::BFloat, DType::SFloat).lanes == 32);
+    CHECK(rowOpLayout(op, 32768, 1024, DType::SFloat, DType::SFloat).lanes == 32);
+  }
+  Plan p = rowPlan(DType::BFloat, 16384, 1024);
+  REQUIRE(p.kernels.size() == 3);
+  for (const Kernel &k : p.kernels) {
+    CAPTURE(opName(k.opaqueOp));
+    LaunchConfig c = launchConfig(k, h200());
+    bool block = k.opaqueOp != OpKind::Softmax;
+    // 64 lanes reading ahead: 1024 threads an SM, sixteen blocks.
+    CHECK(c.block == (block ? 64u : 256u));
+    CHECK(c.grid == uint32_t(h200().smCount) * (block ? 16 : 4));
+    CHECK(generateCuda(k, h200()).source.find("fetch(row + stride);") != std::string::npos);
+  }
+}
+
 TEST_CASE("rowResultOfLastTerm says which row programs have an elementOfTerm") {
   cudagen::KernelShape types;
   types.rowAccumulator = DType::SFloat;
@@ -2313,6 +2339,12 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
       WideEmulatedDevice narrow(2);
       compareWithCpu(rowPlan(DType::BFloat, 40, 1032), mathTolerance(DType::BFloat));
     }
+    // A block of 64 lanes (two warps' fold): HFloat rows of 1500, and on a
+    // GPU (too many for the emulator), BFloat layer_norm and rms_norm rows
+    // of 1000 from 16384 rows (ops/row_layout.cpp, rowOpLayout).
+    compareWithCpu(rowPlan(DType::HFloat, 3, 1500), mathTolerance(DType::HFloat));
+    if (!emulating())
+      compareWithCpu(rowPlan(DType::BFloat, 16384, 1000), mathTolerance(DType::BFloat));
   }
   SUBCASE("written-out row operations") {
     for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat}) {
