@@ -413,7 +413,7 @@ uint64_t hashShape(const KernelShape &s) {
   h.add(uint64_t(s.flat));
   h.add(uint64_t(s.rowAccumulator));
   h.add(uint64_t(s.rowWarp) | uint64_t(s.rowVector) << 1 | uint64_t(s.rowParamsVector) << 2 |
-        uint64_t(s.rowNarrow) << 3);
+        uint64_t(s.rowNarrow) << 3 | uint64_t(s.rowReadsAhead) << 4);
   h.add(uint64_t(s.rowGroup));
   h.add(uint64_t(s.rowCachedGroups));
   h.add(uint64_t(s.rowLanes));
