@@ -8,9 +8,6 @@ namespace {
 /// Bytes of accumulator values a lane keeps in registers at most: 32
 /// floats or 16 doubles leave a 1024-thread block its 64 registers.
 constexpr int64_t kCacheBytes = 128;
-/// A block-per-row layout aims at this many groups per lane: enough bytes
-/// in flight per thread, few enough threads idle at the row's end.
-constexpr int64_t kGroupsPerLane = 4;
 constexpr int64_t kMaxLanes = 1024;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -26,7 +23,7 @@ RowLayout rowLayout(int64_t n, DType t, DType acc) {
   // copy 17.87). 256 lanes without reading ahead were slower for
   // layer_norm and rms_norm (30.90, 27.67), 128 reading ahead level or
   // slower than 256 (28.88, 26.67, 32.60).
-  int64_t groupsPerLane = t == DType::BFloat ? 2 : kGroupsPerLane;
+  int64_t groupsPerLane = t == DType::BFloat ? 2 : kRowGroupsPerLane;
   return rowLayoutFor(n, int64_t(sizeOf(t)), int64_t(sizeOf(acc)), INT64_MAX, groupsPerLane);
 }
 
@@ -77,7 +74,7 @@ RowLayout rowLayoutFor(int64_t n, int64_t elementBytes, int64_t cachedBytes,
   l.cachedGroups = cachedBytes > 0 && held <= capacity ? capacity : 0;
   // A layout that aims at fewer groups a lane than the default holds only
   // those, where they take the row: the registers go to the next row.
-  if (groupsPerLane < kGroupsPerLane && l.cachedGroups > 0 && held <= groupsPerLane)
+  if (groupsPerLane < kRowGroupsPerLane && l.cachedGroups > 0 && held <= groupsPerLane)
     l.cachedGroups = groupsPerLane;
   return l;
 }

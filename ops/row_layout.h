@@ -17,6 +17,11 @@
 
 namespace cumo {
 
+/// Groups a lane of a block-a-row layout aims at, unless told otherwise
+/// (rowLayoutFor): enough bytes in flight per thread, few enough threads
+/// idle at the row's end.
+constexpr int64_t kRowGroupsPerLane = 4;
+
 struct RowLayout {
   int64_t lanes = 32;   ///< threads per row: 32 (a warp) or a block's
   int64_t group = 1;    ///< consecutive elements a lane takes at a time
@@ -45,8 +50,10 @@ RowLayout rowOpLayout(OpKind op, int64_t rows, int64_t n, DType t, DType acc);
 /// per element in registers (0: nothing is held, only the length decides
 /// between a warp and a block), and at most `maxCached` elements. A block
 /// a row has the fewest lanes (64 to 1024) that take the row in
-/// `groupsPerLane` groups each; fewer than four also hold only that many.
+/// `groupsPerLane` groups each; fewer than kRowGroupsPerLane also hold only
+/// that many.
 RowLayout rowLayoutFor(int64_t n, int64_t elementBytes, int64_t cachedBytes,
-                       int64_t maxCached = INT64_MAX, int64_t groupsPerLane = 4);
+                       int64_t maxCached = INT64_MAX,
+                       int64_t groupsPerLane = kRowGroupsPerLane);
 
 } // namespace cumo
