@@ -17,10 +17,12 @@ enum class Use { None, Loads, Other };
 /// How kernel `k` uses buffer `b` of class `t`: not at all, only through
 /// loads in its class (whatever their index: the buffer holds the one
 /// element a full reduction makes), or some other way (an operand, a
-/// store, a reduction into it).
+/// store or the table it writes through, a reduction into it).
 Use useOf(const Kernel &k, uint32_t b, DType t) {
   bool other = llvm::any_of(k.operands, [&](const Load &l) { return l.buffer == b; }) ||
-               llvm::any_of(k.stores, [&](const Store &s) { return s.buffer == b; }) ||
+               llvm::any_of(k.stores, [&](const Store &s) {
+                 return s.buffer == b || (s.through && s.through->table == b);
+               }) ||
                llvm::any_of(k.reduces, [&](const Reduce &r) {
                  return r.buffer == b || r.partials == int32_t(b);
                }) ||

@@ -289,8 +289,53 @@ void emitValue(const KernelShape &s, uint32_t id, std::string &os, int indent,
   }
 }
 
+void emitFlagIndex(std::string &os, int indent) {
+  line(os, indent, "atomicOr(P.err, " + std::to_string(kErrorIndexOutOfRange) + "u);");
+  line(os, indent, "atomicMin(P.err + 1, (unsigned int)P.tag);");
+}
+
+namespace {
+
+/// A store through a table (TableWrite), at the epilogue's element `idx`:
+/// its coordinates in the write's values by division, axis by axis (each
+/// stride exceeds the span of the axes after it), then the table's
+/// position, checked against the written array.
+void emitTableStore(const KernelShape &s, size_t i, std::string &os, int indent) {
+  const StoreShape &st = s.stores[i];
+  std::string p = "P.st" + std::to_string(i);
+  line(os, indent, "{");
+  int in = indent + 2;
+  line(os, in, "long long rest = (long long)idx - " + p + "_voff;");
+  line(os, in, "long long at = " + p + "_toff;");
+  line(os, in, "bool inside = rest >= 0;");
+  for (int32_t a = 0; a < st.throughAxes; ++a) {
+    std::string ax = "[" + std::to_string(a) + "]";
+    line(os, in, "{");
+    line(os, in + 2, "const long long c = rest / " + p + "_vs" + ax + ";");
+    line(os, in + 2, "inside = inside && c < " + p + "_ve" + ax + ";");
+    line(os, in + 2, "rest -= c * " + p + "_vs" + ax + ";");
+    line(os, in + 2, "at += c * " + p + "_ts" + ax + ";");
+    line(os, in, "}");
+  }
+  line(os, in, "if (inside && rest == 0) {");
+  line(os, in + 2, "const long long q = " + p + "_t[at];");
+  line(os, in + 2, "if (q >= 0 && q < " + p + "_n) {");
+  line(os, in + 4, p + "[" + p + "_off + q] = " + var(st.value) + ";");
+  line(os, in + 2, "}" + std::string(st.throughChecked ? " else {" : ""));
+  if (st.throughChecked) {
+    emitFlagIndex(os, in + 4);
+    line(os, in + 2, "}");
+  }
+  line(os, in, "}");
+  line(os, indent, "}");
+}
+
+} // namespace
+
 void emitStore(const KernelShape &s, size_t i, std::string &os, int indent) {
   const StoreShape &st = s.stores[i];
+  if (st.throughAxes >= 0)
+    return emitTableStore(s, i, os, indent);
   std::string name = "st" + std::to_string(i);
   // A store in a box writes where the box holds (each element once).
   std::string cond = st.index.basis != 0 ? pred(st.index.basis) : "";

@@ -242,6 +242,13 @@ void analyzeElements(const Kernel &k, KernelShape &s) {
     checkIndex(ss.index);
     ss.zeroAxes.assign(st.zeroAxes.begin(), st.zeroAxes.end());
     ss.optional = st.optional;
+    if (st.through) {
+      // Only an epilogue's element knows its flat index in the product.
+      if (!k.hasEpilogue())
+        unsupported("a store through a table outside an epilogue");
+      ss.throughAxes = int32_t(st.through->extents.size());
+      ss.throughChecked = st.through->checked;
+    }
     for (int32_t a : ss.zeroAxes)
       if (a < 0 || a >= s.rank)
         unsupported("a store zero axis out of range");
@@ -396,6 +403,8 @@ uint64_t hashShape(const KernelShape &s) {
     addIndex(h, st.index);
     h.addAll(st.zeroAxes);
     h.add(uint64_t(st.optional));
+    h.add(uint64_t(int64_t(st.throughAxes)));
+    h.add(uint64_t(st.throughChecked));
   }
   h.add(s.reduces.size());
   for (const ReduceShape &r : s.reduces) {

@@ -121,6 +121,10 @@ struct StoreShape {
   IndexShape index;
   llvm::SmallVector<int32_t, 4> zeroAxes;
   bool optional = false; ///< Store::optional: a null pointer skips it
+  /// Store::through: the axes of the write's view (-1: a plain store),
+  /// and whether its table was computed on the device (TableWrite).
+  int32_t throughAxes = -1;
+  bool throughChecked = false;
 };
 
 struct ReduceShape {
@@ -446,6 +450,9 @@ std::string valueName(uint32_t id);
 void emitValue(const KernelShape &s, uint32_t id, std::string &os, int indent,
                llvm::function_ref<std::string(uint32_t)> loadExpr = nullptr);
 void emitStore(const KernelShape &s, size_t i, std::string &os, int indent);
+/// Flags a position out of range: the bit, and this kernel's tag if it is
+/// the smallest a failed check left (Kernel::checkTag).
+void emitFlagIndex(std::string &os, int indent);
 
 // Small products (cuda_gemv_codegen.cpp).
 void analyzeGemv(const Kernel &k, KernelShape &s);

@@ -205,13 +205,6 @@ void emitTableRead(const KernelShape &s, size_t i, std::string &os) {
         "(k)];\n  };\n";
 }
 
-/// Flags a position out of range: the bit, and this kernel's tag if it is
-/// the smallest a failed check left (Kernel::checkTag).
-void emitFlagIndex(std::string &os) {
-  os += "      atomicOr(P.err, " + std::to_string(kErrorIndexOutOfRange) + "u);\n";
-  os += "      atomicMin(P.err + 1, (unsigned int)P.tag);\n";
-}
-
 /// gather: a thread per element of the result, reading the array at the
 /// table's position. A table computed on the device is checked: a position
 /// outside the array flags the error word and reads 0.
@@ -229,7 +222,7 @@ void emitGather(const KernelShape &s, const std::string &entry, std::string &os)
   os += "    const long long p = tab1(i);\n";
   if (s.checksIndex) {
     os += "    if (p < 0 || p >= size) {\n";
-    emitFlagIndex(os);
+    emitFlagIndex(os, 6);
     os += "      P.out[P.out_off + i] = " + zeroExpr(s.outDtype) + ";\n";
     os += "      continue;\n    }\n";
   }
@@ -267,7 +260,7 @@ void emitIndexWrite(const KernelShape &s, const std::string &entry, std::string 
   os += "    const long long p = tab0(j);\n";
   os += "    if (p < 0 || p >= P.n) {\n";
   if (s.checksIndex)
-    emitFlagIndex(os);
+    emitFlagIndex(os, 6);
   os += "      continue;\n    }\n";
   if (s.checksIndex && !s.distinctPositions) {
     os += "    bool later = false;\n";
@@ -327,6 +320,9 @@ KernelShape analyzeOpaque(const Kernel &k) {
       s.writes = int32_t(k.stores.size());
     return s;
   case OpKind::MatMul:
+    // An epilogue's index write at device positions checks them as the
+    // index kernel would (the error word and the kernel's tag).
+    s.checksIndex = llvm::any_of(s.stores, [](const StoreShape &st) { return st.throughChecked; });
     if (isSmallProduct(k))
       analyzeGemv(k, s);
     return s;

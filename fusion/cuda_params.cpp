@@ -264,6 +264,19 @@ void describeElements(const KernelShape &s, const Kernel *k, Fields &f) {
     f.ptr(indexed("st", i), cType(st.dtype).str() + "*",
           [&] { return f.buffer(store->buffer); });
     f.index(indexed("st", i), st.index, store ? &store->index : nullptr);
+    if (st.throughAxes < 0)
+      continue;
+    // A store through a table (TableWrite): the table, the view of the
+    // values in the domain, and the written array's size.
+    auto t = [&]() -> const TableWrite & { return *store->through; };
+    size_t axes = size_t(st.throughAxes);
+    f.ptr(indexed("st", i, "_t"), "const long long*", [&] { return f.buffer(t().table); });
+    f.i64(indexed("st", i, "_toff"), [&] { return t().tableOffset; });
+    f.i64(indexed("st", i, "_voff"), [&] { return t().offset; });
+    f.i64(indexed("st", i, "_n"), [&] { return t().size; });
+    f.i64s(indexed("st", i, "_ve"), axes, [&](size_t a) { return t().extents[a]; });
+    f.i64s(indexed("st", i, "_vs"), axes, [&](size_t a) { return t().viewStrides[a]; });
+    f.i64s(indexed("st", i, "_ts"), axes, [&](size_t a) { return t().tableStrides[a]; });
   }
 }
 
@@ -367,7 +380,8 @@ void describeParams(const KernelShape &s, const PackInputs *in,
     }
     if (s.hasEpilogue()) {
       describeElements(s, k, f);
-      if (s.checksDivision)
+      // (An epilogue's checked index write has the error word above.)
+      if (s.checksDivision && !s.checksIndex)
         describeErrorWord(in, f);
       describeScalars(s, k, f);
     }

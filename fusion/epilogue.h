@@ -12,7 +12,9 @@
 // the product's kernel runs (a bias along the last axis, a residual of the
 // same shape, a scalar, anything that does not depend on the product).
 // Members compute what was written, in the user's dtypes, from the
-// product's value as the op rounds it.
+// product's value as the op rounds it. An index write of a member's view
+// (a decode step's cache write) is a member too: the kernel writes the
+// member's elements where the write's table says (fusion/epilogue_writes.h).
 #pragma once
 
 #include "llvm/ADT/ArrayRef.h"

@@ -3,8 +3,10 @@
 #include "core/array.h"
 #include "core/error.h"
 #include "fusion/consumer_folds.h"
+#include "fusion/epilogue_writes.h"
 #include "fusion/library_epilogue.h"
 #include "fusion/row_groups.h"
+#include "ops/fancy_index.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -153,6 +155,11 @@ private:
       if (k.kind == Kernel::Kind::Opaque && !k.hasEpilogue())
         for (const Store &st : k.stores)
           required[st.buffer] = true;
+      // An epilogue's index write writes into its base's memory, and
+      // reads its table.
+      for (const Store &st : k.stores)
+        if (st.through)
+          required[st.buffer] = required[st.through->table] = true;
       // (A prologue's store is plain: the kernel skips a null one.)
     }
     // A held reshape will view it.
@@ -194,6 +201,9 @@ private:
   /// A small product's consumers (slot.members after the product), over
   /// the product's Result.
   void lowerEpilogue(const Schedule::KernelSlot &slot);
+  /// Index write `w` of an epilogue (fusion/epilogue_writes.h): a store of
+  /// its member's value through the write's table.
+  void storeThroughTable(const Schedule::KernelSlot &slot, const Node *w);
   /// A store of value `v` into `n`'s buffer, contiguous over the domain.
   void storeWhole(const Node *n, uint32_t v);
   uint32_t loadNodeBuffer(const Node *x, int32_t basis, const AffineMap &map);
@@ -620,6 +630,10 @@ void Lowering::lowerEpilogue(const Schedule::KernelSlot &slot) {
     storeWhole(product, r);
   for (uint32_t m : llvm::ArrayRef<uint32_t>(slot.members).drop_front()) {
     const Node *n = s_.nodes[m].get();
+    if (n->op() == OpKind::IndexWrite) {
+      storeThroughTable(slot, n);
+      continue;
+    }
     uint32_t v = instance(n, 0, id, /*compute=*/true);
     if (s_.facts[m].buffered)
       storeWhole(n, v);
@@ -627,6 +641,45 @@ void Lowering::lowerEpilogue(const Schedule::KernelSlot &slot) {
   // The schedule chose a consumer cuBLASLt adds: the kernel must say so.
   if (takesLibraryEpilogue(product))
     requireLibraryEpilogue(*k_);
+}
+
+void Lowering::storeThroughTable(const Schedule::KernelSlot &slot, const Node *w) {
+  noteNode(w);
+  auto isMember = [&](const Node *x) {
+    auto it = s_.index.find(x);
+    return it != s_.index.end() && llvm::is_contained(slot.members, it->second);
+  };
+  const Node *table = w->input(1), *values = w->input(2);
+  std::optional<WriteView> view = writeViewOf(s_, values, isMember);
+  if (!view)
+    throw Error(ErrorKind::Internal, "[fusion] an epilogue's index write of no member's view");
+  // The table lies contiguous (writeJoinsEpilogue): value c's position is
+  // its element c's row-major index over the values' shape (a host table
+  // is a flat list of them).
+  TableWrite t;
+  if (table->isMaterialized()) {
+    t.table = inputBuffer(table);
+    t.tableOffset = table->layout().offset;
+  } else {
+    auto it = nodeBuffer_.find(table);
+    if (it == nodeBuffer_.end())
+      throw Error(ErrorKind::Internal, "[fusion] an epilogue's index write reads a table "
+                                       "no kernel stores");
+    t.table = it->second;
+  }
+  Strides tableStrides = contiguousStrides(values->shape());
+  if (!orderWriteAxes(values->shape(), view->strides, tableStrides, t))
+    throw Error(ErrorKind::Internal, "[fusion] an epilogue's index write is not one to one");
+  t.offset = view->offset;
+  t.size = w->size();
+  t.checked = readsDeviceTable(*w);
+  Store st;
+  st.value = instance(view->member, 0, AffineMap::identity(int64_t(k_->domain.size())));
+  st.buffer = nodeBuffer_[w];
+  st.dtype = w->dtype();
+  st.index.strides.assign(k_->domain.size(), 0);
+  st.through = std::move(t);
+  k_->stores.push_back(std::move(st));
 }
 
 Kernel Lowering::lowerKernel(const Schedule::KernelSlot &slot) {

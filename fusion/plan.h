@@ -20,6 +20,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace cumo {
@@ -124,6 +125,30 @@ struct Value {
   llvm::SmallVector<uint32_t, 2> args;
 };
 
+/// An index write an epilogue computes (fusion/epilogue.h): the write's
+/// values are elements of the kernel's domain, and each is written at the
+/// position its selection names in a table. The element at the domain's
+/// flat index e is value c of the write when e = offset + sum(c[a] *
+/// viewStrides[a]) with 0 <= c[a] < extents[a]; it is then written at
+/// element table[tableOffset + sum(c[a] * tableStrides[a])] of the store's
+/// buffer, and every other element of the domain writes nothing. The axes
+/// are ordered so that each stride exceeds what all the later axes span
+/// (the view is one to one): c is found by dividing in that order.
+struct TableWrite {
+  uint32_t table = 0; ///< plan buffer of the Int64 positions
+  int64_t tableOffset = 0;
+  int64_t offset = 0;
+  Shape extents;
+  Strides viewStrides;
+  Strides tableStrides;
+  /// Elements of the written array: a position outside [0, size) writes
+  /// nothing (a host table marks a position written again later with -1).
+  int64_t size = 0;
+  /// The table was computed on the device: such a position also flags the
+  /// error word with the kernel's checkTag, as the index kernels do.
+  bool checked = false;
+};
+
 /// A write of a value into an output buffer, addressed over the coordinates
 /// of a basis (index.basis). A value of lower rank than the domain (a 0-dim
 /// alpha inside an axpy's kernel) is written only where the domain
@@ -138,6 +163,10 @@ struct Store {
   llvm::SmallVector<int32_t, 4> zeroAxes;
   /// Its buffer is PlanBuffer::optional: a null pointer skips the write.
   bool optional = false;
+  /// A write through a position table (an epilogue's index write): then
+  /// `index` is the written array's start (its strides all zero), and the
+  /// element's position comes from the table.
+  std::optional<TableWrite> through;
 };
 
 /// A reduction of a value. In an elementwise kernel it reduces the whole

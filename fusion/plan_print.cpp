@@ -69,6 +69,9 @@ std::vector<KernelSummary> summarize(const Plan &plan) {
       if (!llvm::is_contained(reads, l.buffer))
         reads.push_back(l.buffer);
     for (const Store &st : k.stores)
+      if (st.through && !llvm::is_contained(reads, st.through->table))
+        reads.push_back(st.through->table);
+    for (const Store &st : k.stores)
       if (!llvm::is_contained(writes, st.buffer))
         writes.push_back(st.buffer);
     if (k.prologue.stored && !llvm::is_contained(writes, k.prologue.out.buffer))

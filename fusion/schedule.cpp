@@ -704,8 +704,17 @@ void Scheduler::placeEpilogueMember(uint32_t m) {
   int stage = s_.facts[f.epilogue].ready - 1;
   f.avail = stage;
   f.ready = stage + 1;
+  // An index write's table is read at positions the kernel computes:
+  // from its buffer, which writeJoinsEpilogue found written by then.
+  const Node *n = s_.nodes[m].get();
+  if (n->op() == OpKind::IndexWrite) {
+    requireBuffer(n->input(1));
+    if (readyOf(n->input(1)) > stage)
+      throw Error(ErrorKind::Internal, "[fusion] an epilogue's index write reads a table "
+                                       "written after the product's kernel");
+  }
   // What it reads from outside is read at the product's stage.
-  for (const NodeRef &in : s_.nodes[m]->inputs()) {
+  for (const NodeRef &in : n->inputs()) {
     auto it = s_.index.find(in.get());
     if (it == s_.index.end() || s_.facts[it->second].epilogue != f.epilogue)
       limitCrossStage(in.get(), stage);

@@ -434,6 +434,12 @@ private:
     char *base = static_cast<char *>(buffers_[s.buffer]->data());
     size_t size = sizeOf(s.dtype);
     const Tile &t = values_[s.value];
+    if (s.through) {
+      for (int64_t l = 0; l < lanes_; ++l)
+        if (int64_t q = throughPosition(*s.through, start_ + l); q >= 0)
+          std::memcpy(base + (s.index.offset + q) * size, t.bytes + l * size, size);
+      return;
+    }
     const uint8_t *pred = pred_[s.index.basis].data();
     for (int64_t l = 0; l < lanes_; ++l) {
       bool write = pred[l];
@@ -442,6 +448,32 @@ private:
       if (write)
         std::memcpy(base + indexAt(s.index, l) * size, t.bytes + l * size, size);
     }
+  }
+
+  /// Where a store through a table writes the element at the domain's flat
+  /// index e, as the CUDA kernel finds it (emitTableStore); -1 where it
+  /// writes nothing: e is none of the write's values, or the table's
+  /// position is outside the array (which a device table flags).
+  int64_t throughPosition(const TableWrite &t, int64_t e) {
+    int64_t rest = e - t.offset, at = t.tableOffset;
+    bool inside = rest >= 0;
+    for (size_t a = 0; a < t.extents.size(); ++a) {
+      int64_t c = rest / t.viewStrides[a];
+      inside = inside && c < t.extents[a];
+      rest -= c * t.viewStrides[a];
+      at += c * t.tableStrides[a];
+    }
+    if (!inside || rest != 0)
+      return -1;
+    int64_t q = static_cast<const int64_t *>(buffers_[t.table]->data())[at];
+    if (q >= 0 && q < t.size)
+      return q;
+    if (t.checked) {
+      auto *err = static_cast<uint32_t *>(hostDevice()->errorWord());
+      err[0] |= kErrorIndexOutOfRange;
+      err[1] = std::min(err[1], k_.checkTag);
+    }
+    return -1;
   }
 
   // Reductions accumulate in the accumulator dtype, one slot per output.

@@ -571,6 +571,49 @@ Plan epiloguePlan(DType t, const SmallProductCase &c, bool holdProduct) {
   return planForRoots({out});
 }
 
+/// A decode step's cache writes in its qkv product's epilogue
+/// (fusion/epilogue_writes.h): the product of a row computed in the same
+/// flush (so the table's kernel runs before the product's), its bias add
+/// reshaped to (1, 3, heads, 1, 8), its second and third parts written
+/// into settled caches at a position `at` given on the device or as a
+/// host list, in place. A device position outside the caches flags the
+/// error word and writes nothing. The weight is stored (k, n), or (n, k)
+/// and read transposed when `transposedW` (the along-k layout).
+Plan cacheWritePlan(DType t, bool onDevice, int32_t at = 4, bool transposedW = false) {
+  Handle x0 = wrap(input(t, {1, 40}, 70));
+  Handle x = wrap(binary(OpKind::Mul, *x0, Scalar::ofFloat(0.5)));
+  Handle w = wrap(input(t, transposedW ? Shape{48, 40} : Shape{40, 48}, 71));
+  ArrayHandle wt(w->storageRef(), transposeLayout(w->layout(), {}, "transpose"));
+  Handle bias = wrap(input(t, {48}, 72));
+  Handle product = wrap(matmulOp("matmul", *x, transposedW ? wt : *w));
+  Handle biased = wrap(binary(OpKind::Add, *product, *bias));
+  Handle qkv = wrap(reshapeNode(*biased, {1, 3, 2, 1, 8}));
+  Handle pos = wrap(uploadNode(DType::Int32, {1}, &at));
+  std::vector<FancyItem> items(4);
+  items[0].item = items[1].item = items[3].item = IndexItem::all();
+  items[2].isList = true;
+  items[2].listShape = {1};
+  if (onDevice)
+    items[2].device = pos.get();
+  else
+    items[2].positions = {at};
+  llvm::SmallVector<NodeRef, 2> writes;
+  for (int64_t part : {1, 2}) {
+    Handle cache = wrap(input(t, {1, 2, 6, 8}, 72 + part));
+    ArrayHandle values(qkv->storageRef(),
+                       indexLayout(qkv->layout(),
+                                   {IndexItem::all(), IndexItem::integer(part), IndexItem::all(),
+                                    IndexItem::all(), IndexItem::all()},
+                                   "[]"));
+    writes.push_back(indexWriteOp(*cache, fancySelection(cache->shape(), items, "[]="),
+                                  values.value()));
+  }
+  x.reset();
+  product.reset();
+  biased.reset();
+  return planForRoots(writes, [](const Node *n) { return n->op() == OpKind::IndexWrite; });
+}
+
 /// A small product whose operand is `rowOp` (layer_norm, rms_norm or
 /// softmax) of a small x: the row op in the product's kernel
 /// (fusion/prologue.h) where it fits, with a bias in the epilogue when
@@ -1712,6 +1755,39 @@ TEST_CASE("a small product computes its consumers in its kernel, compiled for ev
         onlyKey(epiloguePlan(DType::SFloat, a, true)));
 }
 
+TEST_CASE("a small product writes the cache writes of its consumers' views, compiled for every real float class") {
+  for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
+    for (bool onDevice : {false, true}) {
+      CAPTURE(nameOf(t));
+      CAPTURE(onDevice);
+      Plan p = cacheWritePlan(t, onDevice, 4, /*transposedW=*/t == DType::HFloat);
+      const Kernel &k = p.kernels.back();
+      REQUIRE(isSmallProduct(k));
+      REQUIRE(k.hasEpilogue());
+      CHECK(llvm::none_of(p.kernels, [](const Kernel &kk) {
+        return kk.kind == Kernel::Kind::Opaque && kk.opaqueOp == OpKind::IndexWrite;
+      }));
+      // Both writes, as one merged axis of the 8 x 2 values a part.
+      REQUIRE(llvm::count_if(k.stores, [](const Store &s) { return s.through.has_value(); }) == 2);
+      for (const Store &s : k.stores)
+        if (s.through) {
+          CHECK(s.through->extents == Shape{16});
+          CHECK(s.through->viewStrides == Strides{1});
+          CHECK(s.through->size == 96);
+          CHECK(s.through->checked == onDevice);
+        }
+      std::string src = generateCuda(k, h200()).source;
+      CHECK(src.find("(long long)idx - P.st") != std::string::npos);
+      CHECK((src.find("atomicMin(P.err + 1, (unsigned int)P.tag)") != std::string::npos) ==
+            onDevice);
+      compilePlan(p);
+    }
+  // The position is a parameter: another one is the same kernel.
+  auto productKey = [](const Plan &p) { return kernelKey(p.kernels.back(), h200()); };
+  CHECK(productKey(cacheWritePlan(DType::SFloat, true, 4)) ==
+        productKey(cacheWritePlan(DType::SFloat, true, 2)));
+}
+
 TEST_CASE("a block-a-row kernel takes 32-bit indices where they fit, a warp-a-row one 64") {
   // 64 rows of 4096: a block a row; of 768: a warp a row (ops/row_layout.h).
   for (auto [cols, narrow] : {std::pair{int64_t(4096), true}, std::pair{int64_t(768), false}}) {
@@ -2526,6 +2602,23 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
           // consumers then agree up to that rounding and gelu_tanh's tanh.
           compareWithCpu(epiloguePlan(t, c, held), smallProductTolerance(t, c.k));
         }
+  }
+  SUBCASE("small products with cache writes in their epilogue") {
+    for (DType t : {DType::SFloat, DType::DFloat, DType::HFloat, DType::BFloat})
+      for (bool onDevice : {false, true})
+        for (int32_t at : {4, 0, -1, 6})
+          for (bool transposedW : {false, true}) {
+            CAPTURE(nameOf(t));
+            CAPTURE(onDevice);
+            CAPTURE(at);
+            CAPTURE(transposedW);
+            // A host list is checked at the call: only device positions
+            // reach the kernel out of range (6; -1 counts from the end).
+            if (!onDevice && at == 6)
+              continue;
+            compareWithCpu(cacheWritePlan(t, onDevice, at, transposedW),
+                           smallProductTolerance(t, 40));
+          }
   }
   SUBCASE("small products with a prologue") {
     WideEmulatedDevice wide(16);

@@ -167,6 +167,72 @@ class TestEpilogue < Minitest::Test
     assert_equal unfused(q, keys.swapaxes(2, 3), :matmul) { |p| p * 0.125 + mask }.to_a, y.to_a
   end
 
+  # A decode step's cache writes: views of the product's bias add written
+  # into settled caches at a device position. The product's kernel writes
+  # them where it computes those elements (fusion/epilogue_writes.h), with
+  # the answer of the product read back and written through a host index.
+  # (The product's row is computed in the same flush, as a decode step's
+  # is, so that the table's kernel runs before the product's: a product of
+  # settled arrays runs in the first kernels, beside the table's, and its
+  # write stays an index kernel.)
+  def test_cache_writes_of_the_product_run_in_its_kernel
+    CLASSES.each do |klass|
+      settled, w, b, = operands(klass, 1)
+      kc = klass.new(1, 2, 6, 4).rand
+      vc = klass.new(1, 2, 6, 4).rand
+      pos = Cumo::Int32[3]
+      want_k = kc.dup
+      want_v = vc.dup
+      Cumo.sync
+      unfused(settled * 0.5, w) do |p|
+        want = (p + b).reshape(1, 3, 2, 1, 4)
+        want_k[true, true, 3..3, true] = want[true, 1, true, true, true]
+        want_v[true, true, 3..3, true] = want[true, 2, true, true, true]
+      end
+      Cumo.sync
+      qkv = ((settled * 0.5).dot(w) + b).reshape(1, 3, 2, 1, 4)
+      kc[true, true, pos, true] = qkv[true, 1, true, true, true]
+      vc[true, true, pos, true] = qkv[true, 2, true, true, true]
+      plan = kernels(kc, vc)
+      assert_equal 1, plan.count { |kind, ops| kind == :matmul && ops.count(:index_write) == 2 },
+                   "#{klass}: #{plan}"
+      refute plan.any? { |kind, _| kind == :index }, "#{klass}: #{plan}"
+      assert_equal want_k.to_a, kc.to_a, klass.name
+      assert_equal want_v.to_a, vc.to_a, klass.name
+    end
+  end
+
+  # Such a write at a position out of range writes nothing and raises
+  # IndexError at the next read, naming []= and the line, as the write's
+  # own kernel does.
+  def test_a_cache_write_out_of_range_raises_at_the_next_read
+    settled, w, b, = operands(Cumo::SFloat, 1)
+    kc = Cumo::SFloat.new(1, 2, 6, 4).rand
+    before = kc.to_a
+    qkv = ((settled * 0.5).dot(w) + b).reshape(1, 3, 2, 1, 4)
+    kc[true, true, Cumo::Int32[6], true] = qkv[true, 1, true, true, true]; line = __LINE__
+    assert_equal 1, kernels(kc).count { |kind, ops| kind == :matmul && ops.include?(:index_write) }
+    e = assert_raises(IndexError) { Cumo.sync }
+    assert_match(/\A\[\[\]=\] index out of range/, e.message)
+    assert_includes e.message, "#{File.basename(__FILE__)}:#{line}"
+    assert_equal before, kc.to_a
+  end
+
+  # Positions that may repeat (a device index of two elements) need the
+  # search for the last write that the index kernel does: such a write
+  # stays a kernel of its own, and the last write of a position wins.
+  def test_a_write_at_positions_that_may_repeat_keeps_its_kernel
+    h, w, b, = operands(Cumo::DFloat, 1)
+    kc = Cumo::DFloat.new(2, 6, 4).rand
+    want = kc.dup
+    Cumo.sync
+    unfused(h, w) { |p| want[true, 3..3, true] = (p + b).reshape(2, 3, 4)[true, 1..1, true] }
+    Cumo.sync
+    kc[true, Cumo::Int32[3, 3], true] = (h.dot(w) + b).reshape(2, 3, 4)[true, 0..1, true]
+    assert_includes kernels(kc).map(&:first), :index
+    assert_equal want.to_a, kc.to_a
+  end
+
   # Products cuBLAS computes (more than 16 rows, alone or in a batch) keep
   # their consumers in a kernel of their own, but for the bias or residual
   # add cuBLASLt computes exactly (SFloat and DFloat:
