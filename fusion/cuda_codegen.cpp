@@ -298,8 +298,9 @@ namespace {
 
 /// A store through a table (TableWrite), at the epilogue's element `idx`:
 /// its coordinates in the write's values by division, axis by axis (each
-/// stride exceeds the span of the axes after it), then the table's
-/// position, checked against the written array.
+/// stride exceeds the span of the axes after it; a last axis of stride one
+/// takes the remainder), then the table's position, checked against the
+/// written array.
 void emitTableStore(const KernelShape &s, size_t i, std::string &os, int indent) {
   const StoreShape &st = s.stores[i];
   std::string p = "P.st" + std::to_string(i);
@@ -310,6 +311,12 @@ void emitTableStore(const KernelShape &s, size_t i, std::string &os, int indent)
   line(os, in, "bool inside = rest >= 0;");
   for (int32_t a = 0; a < st.throughAxes; ++a) {
     std::string ax = "[" + std::to_string(a) + "]";
+    if (a == st.throughAxes - 1 && st.throughUnitLast) {
+      line(os, in, "inside = inside && rest < " + p + "_ve" + ax + ";");
+      line(os, in, "at += rest * " + p + "_ts" + ax + ";");
+      line(os, in, "rest = 0;");
+      continue;
+    }
     line(os, in, "{");
     line(os, in + 2, "const long long c = rest / " + p + "_vs" + ax + ";");
     line(os, in + 2, "inside = inside && c < " + p + "_ve" + ax + ";");

@@ -248,6 +248,7 @@ void analyzeElements(const Kernel &k, KernelShape &s) {
         unsupported("a store through a table outside an epilogue");
       ss.throughAxes = int32_t(st.through->extents.size());
       ss.throughChecked = st.through->checked;
+      ss.throughUnitLast = !st.through->viewStrides.empty() && st.through->viewStrides.back() == 1;
     }
     for (int32_t a : ss.zeroAxes)
       if (a < 0 || a >= s.rank)
@@ -404,7 +405,7 @@ uint64_t hashShape(const KernelShape &s) {
     h.addAll(st.zeroAxes);
     h.add(uint64_t(st.optional));
     h.add(uint64_t(int64_t(st.throughAxes)));
-    h.add(uint64_t(st.throughChecked));
+    h.add(uint64_t(st.throughChecked) | uint64_t(st.throughUnitLast) << 1);
   }
   h.add(s.reduces.size());
   for (const ReduceShape &r : s.reduces) {

@@ -122,9 +122,14 @@ struct StoreShape {
   llvm::SmallVector<int32_t, 4> zeroAxes;
   bool optional = false; ///< Store::optional: a null pointer skips it
   /// Store::through: the axes of the write's view (-1: a plain store),
-  /// and whether its table was computed on the device (TableWrite).
+  /// whether its table was computed on the device (TableWrite), and
+  /// whether its last axis steps by one element (then its coordinate is
+  /// the remainder itself: no division, where a decode's cache write has
+  /// one axis of stride one and no other). Structural: plan keys hold the
+  /// views' layouts.
   int32_t throughAxes = -1;
   bool throughChecked = false;
+  bool throughUnitLast = false;
 };
 
 struct ReduceShape {

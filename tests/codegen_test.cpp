@@ -578,8 +578,12 @@ Plan epiloguePlan(DType t, const SmallProductCase &c, bool holdProduct) {
 /// into settled caches at a position `at` given on the device or as a
 /// host list, in place. A device position outside the caches flags the
 /// error word and writes nothing. The weight is stored (k, n), or (n, k)
-/// and read transposed when `transposedW` (the along-k layout).
-Plan cacheWritePlan(DType t, bool onDevice, int32_t at = 4, bool transposedW = false) {
+/// and read transposed when `transposedW` (the along-k layout). With
+/// `everyOther`, each head writes its even elements only (caches of 4 a
+/// row): a view of stride two, so each element's coordinate takes a
+/// division.
+Plan cacheWritePlan(DType t, bool onDevice, int32_t at = 4, bool transposedW = false,
+                    bool everyOther = false) {
   Handle x0 = wrap(input(t, {1, 40}, 70));
   Handle x = wrap(binary(OpKind::Mul, *x0, Scalar::ofFloat(0.5)));
   Handle w = wrap(input(t, transposedW ? Shape{48, 40} : Shape{40, 48}, 71));
@@ -598,12 +602,17 @@ Plan cacheWritePlan(DType t, bool onDevice, int32_t at = 4, bool transposedW = f
   else
     items[2].positions = {at};
   llvm::SmallVector<NodeRef, 2> writes;
+  IndexItem within = IndexItem::all();
+  if (everyOther) {
+    within = range(0, 7);
+    within.step = 2;
+  }
   for (int64_t part : {1, 2}) {
-    Handle cache = wrap(input(t, {1, 2, 6, 8}, 72 + part));
+    Handle cache = wrap(input(t, {1, 2, 6, everyOther ? 4 : 8}, 72 + part));
     ArrayHandle values(qkv->storageRef(),
                        indexLayout(qkv->layout(),
                                    {IndexItem::all(), IndexItem::integer(part), IndexItem::all(),
-                                    IndexItem::all(), IndexItem::all()},
+                                    IndexItem::all(), within},
                                    "[]"));
     writes.push_back(indexWriteOp(*cache, fancySelection(cache->shape(), items, "[]="),
                                   values.value()));
@@ -1782,6 +1791,19 @@ TEST_CASE("a small product writes the cache writes of its consumers' views, comp
             onDevice);
       compilePlan(p);
     }
+  // Every other element: the heads' axis (stride 8) continues the
+  // elements' (4 of stride 2) as one axis of stride 2, divided by it.
+  Plan strided = cacheWritePlan(DType::SFloat, true, 4, false, /*everyOther=*/true);
+  for (const Store &st : strided.kernels.back().stores)
+    if (st.through) {
+      CHECK(st.through->extents == Shape{8});
+      CHECK(st.through->viewStrides == Strides{2});
+    }
+  CHECK(generateCuda(strided.kernels.back(), h200()).source.find("rest / P.st") !=
+        std::string::npos);
+  CHECK(generateCuda(cacheWritePlan(DType::SFloat, true).kernels.back(), h200())
+            .source.find("rest / P.st") == std::string::npos);
+  compilePlan(strided);
   // The position is a parameter: another one is the same kernel.
   auto productKey = [](const Plan &p) { return kernelKey(p.kernels.back(), h200()); };
   CHECK(productKey(cacheWritePlan(DType::SFloat, true, 4)) ==
@@ -2618,6 +2640,9 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
               continue;
             compareWithCpu(cacheWritePlan(t, onDevice, at, transposedW),
                            smallProductTolerance(t, 40));
+            if (at == 4)
+              compareWithCpu(cacheWritePlan(t, onDevice, at, transposedW, /*everyOther=*/true),
+                             smallProductTolerance(t, 40));
           }
   }
   SUBCASE("small products with a prologue") {

@@ -2,6 +2,7 @@
 // kernel computes, which values get buffers, at which stages readers run,
 // checked by the structure of the plan, and the values of the CPU executor
 // against the same expression with the product read back first.
+#include "fusion/epilogue_writes.h"
 #include "fusion/plan.h"
 #include "fusion/schedule.h"
 
@@ -234,4 +235,34 @@ TEST_CASE("the CPU executor's epilogue answers what the separate kernel answers"
     H apart = consumers(*product);
     CHECK(read<double>(*fused) == read<double>(*apart));
   }
+}
+
+TEST_CASE("an epilogue's index write finds each value's coordinates by division where its view is one to one") {
+  TableWrite t;
+  // A contiguous slice of three axes: one axis of stride one.
+  REQUIRE(orderWriteAxes({2, 3, 4}, {12, 4, 1}, {12, 4, 1}, t));
+  CHECK(t.extents == Shape{24});
+  CHECK(t.viewStrides == Strides{1});
+  CHECK(t.tableStrides == Strides{1});
+  // A transpose: ordered by the view's strides, not merged where the
+  // table does not step with them.
+  REQUIRE(orderWriteAxes({2, 3}, {1, 2}, {3, 1}, t));
+  CHECK(t.extents == Shape{3, 2});
+  CHECK(t.viewStrides == Strides{2, 1});
+  CHECK(t.tableStrides == Strides{1, 3});
+  // Strides 3 and 2 over (4, 2): every element is one value (3 exceeds
+  // the 2 the last axis spans), with holes between.
+  REQUIRE(orderWriteAxes({4, 2}, {3, 2}, {2, 1}, t));
+  CHECK(t.extents == Shape{4, 2});
+  // Axes of one element drop out; none left is a single value.
+  REQUIRE(orderWriteAxes({1, 1}, {0, 5}, {1, 1}, t));
+  CHECK(t.extents.empty());
+  // Two values at one element; strides the division cannot tell apart
+  // (3 is less than the 6 that the axis of stride 2 spans: one to one,
+  // but not by this inversion); a broadcast, a reversed view, nothing.
+  CHECK_FALSE(orderWriteAxes({3, 3}, {1, 1}, {3, 1}, t));
+  CHECK_FALSE(orderWriteAxes({4, 2}, {2, 3}, {2, 1}, t));
+  CHECK_FALSE(orderWriteAxes({2}, {0}, {1}, t));
+  CHECK_FALSE(orderWriteAxes({2}, {-1}, {1}, t));
+  CHECK_FALSE(orderWriteAxes({0, 4}, {4, 1}, {4, 1}, t));
 }
