@@ -7,8 +7,6 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
-#include <numeric>
-
 namespace cumo {
 
 std::optional<WriteView> writeViewOf(const Schedule &s, const Node *values,

@@ -53,10 +53,10 @@ bool orderWriteAxes(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> viewS
 
 /// Whether index write `w` can join the epilogue of the product whose
 /// kernel runs at `stage`, as a write of a member's view (`isMember`): it
-/// writes into its settled base's buffer (Facts::inPlace), its table is
-/// in a buffer by then (or settled, contiguous), and its positions cannot repeat (a device table's
-/// repeats need a search for the last write, which the index kernel does).
-/// Answers the member its values view.
+/// writes into its settled base's buffer (Facts::inPlace), its table is in
+/// a buffer by then (or settled and contiguous), and its positions cannot
+/// repeat (a device table's repeats need a search for the last write,
+/// which the index kernel does). Answers the member its values view.
 const Node *writeJoinsEpilogue(const Schedule &s, uint32_t w, int stage,
                                llvm::function_ref<bool(const Node *)> isMember);
 

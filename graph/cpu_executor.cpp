@@ -12,6 +12,7 @@
 #include "core/stats.h"
 #include "fusion/reduce_order.h"
 #include "fusion/row_program.h"
+#include "ops/fancy_index.h"
 #include "ops/reference.h"
 
 #include <algorithm>
@@ -468,11 +469,8 @@ private:
     int64_t q = static_cast<const int64_t *>(buffers_[t.table]->data())[at];
     if (q >= 0 && q < t.size)
       return q;
-    if (t.checked) {
-      auto *err = static_cast<uint32_t *>(hostDevice()->errorWord());
-      err[0] |= kErrorIndexOutOfRange;
-      err[1] = std::min(err[1], k_.checkTag);
-    }
+    if (t.checked)
+      flagIndexOutOfRange(static_cast<uint32_t *>(hostDevice()->errorWord()), k_.checkTag);
     return -1;
   }
 

@@ -263,6 +263,13 @@ std::string_view fancyIndexOpName(OpKind op) {
   return op == OpKind::IndexWrite ? "[]=" : "[]";
 }
 
+void flagIndexOutOfRange(uint32_t *errorWord, uint32_t tag) {
+  if (!errorWord)
+    return;
+  errorWord[0] |= kErrorIndexOutOfRange;
+  errorWord[1] = std::min(errorWord[1], tag);
+}
+
 namespace {
 
 /// The offset of row-major element `flat` of `o`.
@@ -285,13 +292,7 @@ bool checksPositions(const OpaqueCall &call) {
   return !call.ints.empty() && call.ints[0] != 0;
 }
 
-/// As the CUDA kernels do: the bit, and the smallest tag of a failed check.
-void flagOutOfRange(const OpaqueCall &call) {
-  if (!call.errorWord)
-    return;
-  call.errorWord[0] |= kErrorIndexOutOfRange;
-  call.errorWord[1] = std::min(call.errorWord[1], call.checkTag);
-}
+void flagOutOfRange(const OpaqueCall &call) { flagIndexOutOfRange(call.errorWord, call.checkTag); }
 
 template <class T>
 void gather(const OpaqueCall &call) {

@@ -24,6 +24,7 @@
 #include "ops/indexing.h"
 #include "ops/opaque.h"
 
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -71,6 +72,11 @@ NodeRef gatherOp(const ArrayHandle &a, const Selection &sel);
 /// a's class). A position selected twice takes the last value, as Numo's
 /// loop writes it.
 NodeRef indexWriteOp(const ArrayHandle &a, const Selection &sel, const NodeRef &values);
+
+/// A device position out of range, on the host, as the CUDA kernels flag
+/// it: the bit in `errorWord` (Device::errorWord; nothing when null), and
+/// `tag` in its second word if it is the smallest a failed check left.
+void flagIndexOutOfRange(uint32_t *errorWord, uint32_t tag);
 
 /// Whether a Gather or IndexWrite node reads a table computed on the
 /// device, whose positions its kernel must check (and, for a write, whose
