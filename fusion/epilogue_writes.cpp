@@ -102,7 +102,7 @@ const Node *writeJoinsEpilogue(const Schedule &s, uint32_t w, int stage,
   const Node *base = n->input(0), *table = n->input(1), *values = n->input(2);
   if (s.contains(base))
     return nullptr;
-  if (readsDeviceTable(*n) && !(n->extra().axes.size() > 1 && n->extra().axes[1] != 0))
+  if (!writesDistinctPositions(*n))
     return nullptr;
   // The table is read at positions the kernel computes: from a buffer of
   // its own, written before the product's kernel runs, or settled and

@@ -259,6 +259,10 @@ bool readsDeviceTable(const Node &n) {
   return n.hasExtra() && !n.extra().axes.empty() && n.extra().axes[0] != 0;
 }
 
+bool writesDistinctPositions(const Node &n) {
+  return !readsDeviceTable(n) || (n.extra().axes.size() > 1 && n.extra().axes[1] != 0);
+}
+
 std::string_view fancyIndexOpName(OpKind op) {
   return op == OpKind::IndexWrite ? "[]=" : "[]";
 }
@@ -292,8 +296,6 @@ bool checksPositions(const OpaqueCall &call) {
   return !call.ints.empty() && call.ints[0] != 0;
 }
 
-void flagOutOfRange(const OpaqueCall &call) { flagIndexOutOfRange(call.errorWord, call.checkTag); }
-
 template <class T>
 void gather(const OpaqueCall &call) {
   const OpaqueOperand &in = call.operands[0], &table = call.operands[1];
@@ -305,7 +307,7 @@ void gather(const OpaqueCall &call) {
   for (int64_t i = 0; i < n; ++i) {
     int64_t p = tableAt(table, i);
     if (check && (p < 0 || p >= size)) {
-      flagOutOfRange(call);
+      flagIndexOutOfRange(call.errorWord, call.checkTag);
       dst[i] = T{};
       continue;
     }
@@ -327,7 +329,7 @@ void indexWrite(const OpaqueCall &call) {
     if (p < 0 || p >= size) {
       // In a host table, -1 marks a position written again later.
       if (check)
-        flagOutOfRange(call);
+        flagIndexOutOfRange(call.errorWord, call.checkTag);
       continue;
     }
     dst[p] = val[offsetOf(values, k)];

@@ -78,6 +78,12 @@ NodeRef indexWriteOp(const ArrayHandle &a, const Selection &sel, const NodeRef &
 /// `tag` in its second word if it is the smallest a failed check left.
 void flagIndexOutOfRange(uint32_t *errorWord, uint32_t tag);
 
+/// Whether IndexWrite node `n` cannot name a position twice: a host table
+/// (the host marked earlier writes of a position -1), or a device table
+/// whose selection cannot repeat one (positionsAreDistinct, its second
+/// integer attribute).
+bool writesDistinctPositions(const Node &n);
+
 /// Whether a Gather or IndexWrite node reads a table computed on the
 /// device, whose positions its kernel must check (and, for a write, whose
 /// repeated positions it must resolve): its integer attribute.
