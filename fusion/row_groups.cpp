@@ -11,11 +11,20 @@ bool isElementShape(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> domai
   return shape == domain;
 }
 
+namespace {
+bool allOnes(llvm::ArrayRef<int64_t> shape) {
+  return llvm::all_of(shape, [](int64_t e) { return e == 1; });
+}
+} // namespace
+
 bool isRowShape(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> domain) {
   llvm::ArrayRef<int64_t> rows = domain.drop_back();
   if (shape == rows)
     return true;
-  return shape.size() == domain.size() && shape.drop_back() == rows && shape.back() == 1;
+  if (shape.size() == domain.size() && shape.drop_back() == rows && shape.back() == 1)
+    return true;
+  // One row: any shape of one element (a full reduction's 0-dim answer).
+  return allOnes(rows) && allOnes(shape) && shape.size() <= domain.size();
 }
 
 AffineMap rowMemberMap(llvm::ArrayRef<int64_t> domain, llvm::ArrayRef<int64_t> shape) {
@@ -25,7 +34,9 @@ AffineMap rowMemberMap(llvm::ArrayRef<int64_t> domain, llvm::ArrayRef<int64_t> s
   m.inRank = int64_t(shape.size());
   m.matrix.assign(size_t(m.inRank * m.outRank), 0);
   m.offset.assign(size_t(m.inRank), 0);
-  for (int64_t k = 0; k < rank - 1; ++k)
+  // (A member of one element in a group of one row has every coordinate
+  // 0: a map of zeros.)
+  for (int64_t k = 0; k < rank - 1 && k < m.inRank; ++k)
     m.at(k, k) = 1;
   if (isElementShape(shape, domain))
     m.at(rank - 1, rank - 1) = 1;
@@ -35,7 +46,9 @@ AffineMap rowMemberMap(llvm::ArrayRef<int64_t> domain, llvm::ArrayRef<int64_t> s
 namespace {
 
 /// Whether the reduction `n` folds exactly the last axis of an input that
-/// has rows of at least kMinRowLength.
+/// has rows of at least kMinRowLength, or every axis of an input of one
+/// such row (a full reduction of [1, n]: `logits.argmax` of a decode
+/// step's [1, vocabulary]) no longer than kMaxOneRowLength.
 bool isRowReduction(const Node *n) {
   switch (n->op()) {
   case OpKind::Sum:
@@ -50,8 +63,12 @@ bool isRowReduction(const Node *n) {
   }
   const Node *x = n->input(0);
   llvm::ArrayRef<int64_t> axes = n->extra().axes;
-  return x->ndim() >= 2 && axes.size() == 1 && axes[0] == x->ndim() - 1 && x->size() > 0 &&
-         x->shape().back() >= kMinRowLength;
+  if (x->ndim() < 2 || x->size() == 0 || x->shape().back() < kMinRowLength)
+    return false;
+  if (axes.size() == 1 && axes[0] == x->ndim() - 1)
+    return true;
+  return int64_t(axes.size()) == x->ndim() && allOnes(x->shape().drop_back()) &&
+         x->shape().back() <= kMaxOneRowLength;
 }
 
 /// Whether reading `x` through `toX` (a map from the reader's coordinates,

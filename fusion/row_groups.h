@@ -11,9 +11,10 @@
 // ops give it. Without the group, each fold is a kernel of its own and each
 // read-back another (a written-out softmax was four kernels).
 //
-// Members: reductions over D's last axis; elementwise nodes of shape D
-// ("element" members) or of D's row shape, D[:-1] or D[:-1] + [1] ("row"
-// members: `var + eps`, `sqrt(var + eps)`); views and reshapes that only
+// Members: reductions over D's last axis (or over every axis of a D of one
+// row); elementwise nodes of shape D ("element" members) or of D's row
+// shape, D[:-1] or D[:-1] + [1], or of one element where D has one row
+// ("row" members: `var + eps`, `sqrt(var + eps)`); views and reshapes that only
 // add or drop that unit axis. An elementwise node joins when it reads a
 // member through a map that keeps each row in its row, and nothing it reads
 // from outside depends on the group. Groups over one domain that an
@@ -47,11 +48,20 @@ struct RowGroup {
 /// leave most of its lanes idle.
 constexpr int64_t kMinRowLength = 32;
 
+/// A full reduction of an array of one row ([1, n]) joins a row group, as
+/// a reduction over its last axis would, up to this length: one block
+/// then folds the row, its folds read back in the same kernel (argmax's
+/// max, its candidates' min and the answer: one kernel, where a full
+/// reduction over many blocks and its consumers took three). A longer row
+/// keeps the many blocks that read it faster than one can.
+constexpr int64_t kMaxOneRowLength = 65536;
+
 /// Finds the row groups among `s`'s nodes (structure only: facts are not
 /// read or changed).
 llvm::SmallVector<RowGroup, 2> findRowGroups(const Schedule &s);
 
-/// Whether `shape` is D itself, or D's row shape (D[:-1], D[:-1] + [1]).
+/// Whether `shape` is D itself, or D's row shape (D[:-1], D[:-1] + [1], or for a D
+/// of one row any shape of one element).
 bool isElementShape(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> domain);
 bool isRowShape(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> domain);
 

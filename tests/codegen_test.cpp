@@ -21,6 +21,7 @@
 #include "ops/elementwise.h"
 #include "ops/element_fn.h"
 #include "ops/fancy_index.h"
+#include "ops/index_reduction.h"
 #include "ops/indexing.h"
 #include "ops/math.h"
 #include "ops/layout.h"
@@ -403,6 +404,18 @@ Plan writtenRowPlan(DType t, int64_t rows, int64_t cols, bool transposed = false
   m.reset(), e.reset(), mu.reset(), d.reset(), var.reset(), sd.reset(), y.reset();
   mu2.reset(), sq.reset(), var2.reset(), ms.reset();
   return planForRoots({softmax, layerNorm, layerNorm2, rmsNorm, mad});
+}
+
+/// Full reductions of one row of `cols` elements of class t (a decode
+/// step's logits, [1, cols]), each read back along the row: argmax (its
+/// max, its candidates' min and the answer), min_index, and x / x.sum.
+/// Each is one Rowwise kernel (fusion/row_groups.h, kMaxOneRowLength).
+Plan oneRowPlan(DType t, int64_t cols) {
+  Handle x = wrap(input(t, {1, cols}, 51));
+  NodeRef argmax = indexReductionOp(IndexReduction::ArgMax, *x, {}, false, false);
+  NodeRef minIndex = indexReductionOp(IndexReduction::MinIndex, *x, {}, false, false);
+  NodeRef share = binary(OpKind::Div, *x, ArrayHandle(reduceOp(OpKind::Sum, *x, {0, 1}, false)));
+  return planForRoots({argmax, minIndex, share});
 }
 
 /// quantize_symmetric of `shape` in class t, with an infinity in row 1, a
@@ -1513,6 +1526,23 @@ TEST_CASE("quantize_symmetric is a reduction and an elementwise kernel, compiled
     }
 }
 
+TEST_CASE("full reductions of one row are one Rowwise kernel each, compiled for every float class") {
+  for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat}) {
+    CAPTURE(nameOf(t));
+    for (int64_t cols : {40, 50257}) {
+      Plan p = oneRowPlan(t, cols);
+      REQUIRE(p.kernels.size() == 3);
+      for (const Kernel &k : p.kernels)
+        CHECK(k.kind == Kernel::Kind::Rowwise);
+    }
+    compilePlan(oneRowPlan(t, 1000));
+    // Past kMaxOneRowLength the reductions run over many blocks.
+    Plan longRow = oneRowPlan(t, kMaxOneRowLength + 1);
+    CHECK(llvm::none_of(longRow.kernels,
+                        [](const Kernel &k) { return k.kind == Kernel::Kind::Rowwise; }));
+  }
+}
+
 TEST_CASE("written-out row operations are one Rowwise kernel each, compiled for every float class") {
   for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat}) {
     CAPTURE(nameOf(t));
@@ -2454,6 +2484,9 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
       // element at a time where the rows are stored by vectors.
       compareWithCpu(writtenRowPlan(t, 9, 64, false, 1, 1), mathTolerance(t));
       compareWithCpu(writtenRowPlan(t, 9, 64, false, 2, 0), mathTolerance(t));
+      // Full reductions of one row: a block folds it.
+      for (int64_t cols : {40, 1000, 5000})
+        compareWithCpu(oneRowPlan(t, cols), mathTolerance(t));
     }
   }
   SUBCASE("small products (the generated matrix-vector kernel)") {

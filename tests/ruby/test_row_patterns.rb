@@ -176,6 +176,53 @@ class TestRowPatterns < Minitest::Test
     refute_includes Cumo.explain(z).kernels.map { |k| k[:kind] }, :rowwise
   end
 
+  # A full reduction of one row ([1, n], a decode step's logits) folds the
+  # row as a reduction over its last axis would: argmax (its max, its
+  # candidates' min and the answer) is one kernel, and so is a full sum
+  # read back along the row. Longer rows, and 1-D arrays, keep the
+  # reductions over many blocks.
+  def test_a_full_reduction_of_one_row_is_a_row
+    host_argmax = lambda do |a|
+      best = nil
+      at = 0
+      a.each_with_index { |v, i| (best, at = v, i) if !v.nan? && (best.nil? || v > best) }
+      at
+    end
+    [Cumo::SFloat, Cumo::DFloat, Cumo::BFloat, Cumo::HFloat].each do |k|
+      [40, 1000, 50_257].each do |n|
+        values = Array.new(n) { |i| ((i * 7919) % 1009) / 100.0 - 5 }
+        values[n / 3] = 6.0
+        values[n / 2] = 6.0 # a tie: the first wins
+        values[n / 4] = Float::NAN # skipped
+        x = k[values].reshape(1, n)
+        Cumo.sync
+        h = x.to_a.flatten
+        [x.argmax, x.max_index, x.min_index].each do |r|
+          assert_equal [:rowwise], Cumo.explain(r).kernels.map { |kk| kk[:kind] }, "#{k} #{n}"
+        end
+        assert_equal host_argmax.call(h), Integer(x.argmax), "#{k} #{n}"
+        assert_equal host_argmax.call(h), Integer(x.max_index), "#{k} #{n}"
+        assert_equal host_argmax.call(h.map { |v| -v }), Integer(x.min_index), "#{k} #{n}"
+        assert_equal n / 4, Integer(x.argmax(nan: true)), "#{k} #{n}"
+      end
+      all_nan = k[[Float::NAN] * 40].reshape(1, 40)
+      assert_equal 0, Integer(all_nan.argmax), k.name
+      # A sum read back along the row.
+      x = k.new(1, 300).rand(1, 2)
+      Cumo.sync
+      y = x / x.sum
+      assert_equal [:rowwise], Cumo.explain(y).kernels.map { |kk| kk[:kind] }
+      tol = [Cumo::BFloat, Cumo::HFloat].include?(k) ? 2e-2 : 1e-5
+      assert_in_delta 1.0, y.to_a.flatten.sum, tol, k.name
+    end
+    long = Cumo::SFloat.new(1, 70_000).rand
+    flat = Cumo::SFloat.new(50_257).rand
+    Cumo.sync
+    refute_includes Cumo.explain(long.argmax).kernels.map { |k| k[:kind] }, :rowwise
+    refute_includes Cumo.explain(flat.argmax).kernels.map { |k| k[:kind] }, :rowwise
+    assert_equal host_argmax.call(long.to_a.flatten), Integer(long.argmax)
+  end
+
   # The explicit quantize_symmetric is a row group too: one kernel.
   def test_quantize_symmetric_is_one_kernel
     x, = input
