@@ -53,7 +53,10 @@ constexpr int64_t kMinRowLength = 32;
 /// then folds the row, its folds read back in the same kernel (argmax's
 /// max, its candidates' min and the answer: one kernel, where a full
 /// reduction over many blocks and its consumers took three). A longer row
-/// keeps the many blocks that read it faster than one can.
+/// keeps its reductions over many blocks, rather than one block reading
+/// it all. The length covers GPT-2's vocabulary (50257); whether one
+/// block beats three kernels there is not yet measured (README, GPT-2
+/// decode).
 constexpr int64_t kMaxOneRowLength = 65536;
 
 /// Finds the row groups among `s`'s nodes (structure only: facts are not
