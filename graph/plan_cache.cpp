@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "ops/fancy_index.h"
 
+#include <cassert>
 #include <cstring>
 
 namespace cumo {
@@ -97,6 +98,35 @@ PlanCache::Keys PlanCache::keys(llvm::ArrayRef<NodeRef> nodes, uint64_t epoch,
   Hasher coarse, exact;
   coarse.add(nodes.size());
   exact.add(nodes.size());
+  // Each materialized input's leaf, by its buffer: a scan of the buffers
+  // while they are few (a CG iteration reads a handful), a map past that
+  // (a decode step reads some 190 weights and caches, and the scan's
+  // comparisons took about 4% of its host time).
+  assert(leaves.empty() && "keys fills `leaves` from the start");
+  constexpr size_t kScannedLeaves = 16;
+  llvm::SmallVector<const Buffer *, kScannedLeaves> leafBuffers;
+  llvm::DenseMap<const Buffer *, uint32_t> leafOf;
+  auto leafIndex = [&](const Node *in) -> size_t {
+    const Buffer *buf = in->buffer().get();
+    if (leafOf.empty()) {
+      for (size_t l = 0; l < leafBuffers.size(); ++l)
+        if (leafBuffers[l] == buf)
+          return l;
+    } else if (auto it = leafOf.find(buf); it != leafOf.end()) {
+      return it->second;
+    }
+    size_t leaf = leaves.size();
+    leaves.push_back(in);
+    leafBuffers.push_back(buf);
+    if (!leafOf.empty() || leafBuffers.size() > kScannedLeaves) {
+      if (leafOf.empty())
+        for (size_t l = 0; l < leafBuffers.size(); ++l)
+          leafOf[leafBuffers[l]] = uint32_t(l);
+      else
+        leafOf[buf] = uint32_t(leaf);
+    }
+    return leaf;
+  };
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     const Node *n = nodes[i].get();
     uint64_t head = uint64_t(n->op()) | uint64_t(n->dtype()) << 8 |
@@ -112,13 +142,7 @@ PlanCache::Keys PlanCache::keys(llvm::ArrayRef<NodeRef> nodes, uint64_t epoch,
         continue;
       }
       // A materialized input: which distinct buffer, and how it is read.
-      // Leaves are few, so a linear search beats a map.
-      const Buffer *buf = in->buffer().get();
-      size_t leaf = 0;
-      while (leaf < leaves.size() && leaves[leaf]->buffer().get() != buf)
-        ++leaf;
-      if (leaf == leaves.size())
-        leaves.push_back(in.get());
+      size_t leaf = leafIndex(in.get());
       coarse.add(~uint64_t(0));
       exact.add(~uint64_t(leaf));
       exact.add(uint64_t(in->dtype()));
