@@ -34,27 +34,39 @@ void checkMask(const FancyItem &f, int64_t n, const std::string &what, std::stri
                 std::to_string(n));
 }
 
-/// The positions along an axis of `n` that a plain item selects (the
-/// integer's one, a range's, every one for `true`).
-std::vector<int64_t> itemPositions(const IndexItem &it, int64_t n, std::string_view op) {
-  Layout l = indexLayout(Layout::contiguous({n}), {it}, op);
-  std::vector<int64_t> out;
-  if (l.ndim() == 0) {
-    out.push_back(l.offset);
-    return out;
-  }
-  for (int64_t k = 0; k < l.shape[0]; ++k)
-    out.push_back(l.offset + k * l.strides[0]);
-  return out;
-}
-
 /// What one index picks along one axis of the indexed array.
 struct AxisPick {
-  std::vector<int64_t> positions;      ///< known on the host, checked
-  bool affine = false;                 ///< a plain item: evenly spaced
+  std::vector<int64_t> positions;      ///< a list's, known on the host, checked
+  /// A plain item (an integer, a range, `true`): `count` positions from
+  /// `start` by `step`, kept as three numbers. A decode step's cache
+  /// writes take `true` along three axes each; expanding them into lists
+  /// that only their first two entries were read from took 9% of its
+  /// host time.
+  bool affine = false;
+  int64_t start = 0, step = 0, count = 0;
   int64_t resultAxis = -1;             ///< -1: the index removes its axis
   const ArrayHandle *device = nullptr; ///< an index array on the device
+
+  int64_t size() const { return affine ? count : int64_t(positions.size()); }
+  int64_t at(int64_t k) const { return affine ? start + k * step : positions[size_t(k)]; }
 };
+
+/// The pick of a plain item along an axis of `n` (the integer's one
+/// position, a range's, every one for `true`), checked as [] checks it.
+AxisPick plainPick(const IndexItem &it, int64_t n, std::string_view op) {
+  AxisPick p;
+  p.affine = true;
+  if (it.kind == IndexItem::Kind::All) {
+    p.step = 1;
+    p.count = n;
+    return p;
+  }
+  Layout l = indexLayout(Layout::contiguous({n}), {it}, op);
+  p.start = l.offset;
+  p.step = l.ndim() == 0 ? 0 : l.strides[0];
+  p.count = l.ndim() == 0 ? 1 : l.shape[0];
+  return p;
+}
 
 /// The terms of positions some of whose picks are on the device.
 DevicePositions deviceTerms(llvm::ArrayRef<AxisPick> along, llvm::ArrayRef<int64_t> shape,
@@ -74,15 +86,15 @@ DevicePositions deviceTerms(llvm::ArrayRef<AxisPick> along, llvm::ArrayRef<int64
     }
     if (p.resultAxis < 0) { // an integer
       out.hasOffset = true;
-      out.offset += p.positions[0] * strides[d];
+      out.offset += p.at(0) * strides[d];
       continue;
     }
-    t.count = int64_t(p.positions.size());
+    t.count = p.size();
     if (p.affine) {
       // Its positions and their spacing are kernel parameters of a seq.
       t.kind = PositionTerm::Kind::Affine;
-      t.start = t.count ? p.positions[0] * strides[d] : 0;
-      t.step = t.count > 1 ? (p.positions[1] - p.positions[0]) * strides[d] : 0;
+      t.start = t.count ? p.start * strides[d] : 0;
+      t.step = t.count > 1 ? p.step * strides[d] : 0;
     } else {
       t.kind = PositionTerm::Kind::List;
       for (int64_t q : p.positions)
@@ -135,9 +147,7 @@ Selection fancySelection(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<FancyItem
   std::vector<AxisPick> along; // per axis of `shape`
   int64_t axis = 0;
   auto every = [&](int64_t d) {
-    AxisPick p;
-    p.positions = itemPositions(IndexItem::all(), shape[d], op);
-    p.affine = true;
+    AxisPick p = plainPick(IndexItem::all(), shape[d], op);
     p.resultAxis = int64_t(sel.shape.size());
     sel.shape.push_back(shape[d]);
     return p;
@@ -162,8 +172,7 @@ Selection fancySelection(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<FancyItem
       for (int64_t p : f.positions)
         pick.positions.push_back(normalized(p, shape[axis], where, op));
     } else {
-      pick.positions = itemPositions(f.item, shape[axis], op);
-      pick.affine = true;
+      pick = plainPick(f.item, shape[axis], op);
     }
     // An integer removes its axis, and so does a 0-dim index array; every
     // other item keeps one (an index array's elements in row-major order).
@@ -171,8 +180,7 @@ Selection fancySelection(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<FancyItem
                             : !f.isList && f.item.kind == IndexItem::Kind::Int;
     if (!removes) {
       pick.resultAxis = int64_t(sel.shape.size());
-      sel.shape.push_back(f.device ? numElements(f.listShape)
-                                   : int64_t(pick.positions.size()));
+      sel.shape.push_back(f.device ? numElements(f.listShape) : pick.size());
     }
     along.push_back(std::move(pick));
     ++axis;
@@ -188,16 +196,16 @@ Selection fancySelection(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<FancyItem
   // Row-major over the selected positions of every axis.
   int64_t count = 1;
   for (const AxisPick &p : along)
-    count *= int64_t(p.positions.size());
+    count *= p.size();
   sel.positions.reserve(size_t(count));
-  std::vector<size_t> c(along.size(), 0);
+  std::vector<int64_t> c(along.size(), 0);
   for (int64_t k = 0; k < count; ++k) {
     int64_t flat = 0;
     for (size_t d = 0; d < along.size(); ++d)
-      flat += along[d].positions[c[d]] * contiguous[d];
+      flat += along[d].at(c[d]) * contiguous[d];
     sel.positions.push_back(flat);
     for (size_t d = along.size(); d-- > 0;) {
-      if (++c[d] < along[d].positions.size())
+      if (++c[d] < along[d].size())
         break;
       c[d] = 0;
     }
