@@ -101,7 +101,8 @@ PlanCache::Keys PlanCache::keys(llvm::ArrayRef<NodeRef> nodes, uint64_t epoch,
   // Each materialized input's leaf, by its buffer: a scan of the buffers
   // while they are few (a CG iteration reads a handful), a map past that
   // (a decode step reads some 190 weights and caches, and the scan's
-  // comparisons took about 4% of its host time).
+  // pointer chasing took 3% of its host instructions, callgrind,
+  // 2026-12-07).
   assert(leaves.empty() && "keys fills `leaves` from the start");
   constexpr size_t kScannedLeaves = 16;
   llvm::SmallVector<const Buffer *, kScannedLeaves> leafBuffers;
