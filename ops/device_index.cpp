@@ -127,7 +127,14 @@ std::vector<TableMemo> &tableMemo() {
 }
 
 std::vector<int64_t> tableKey(const DevicePositions &p, llvm::ArrayRef<int64_t> shape) {
-  std::vector<int64_t> k(shape.begin(), shape.end());
+  // Sized once: grown push by push, a decode step's 26 keys of some 40
+  // words each reallocated six times apiece.
+  size_t words = shape.size() + 3;
+  for (const PositionTerm &t : p.terms)
+    words += 8 + t.values.size() + (t.index ? 4 + 2 * t.index->layout().ndim() : 0);
+  std::vector<int64_t> k;
+  k.reserve(words);
+  k.assign(shape.begin(), shape.end());
   k.push_back(-1);
   k.push_back(p.hasOffset);
   k.push_back(p.offset);
