@@ -130,6 +130,29 @@ __device__ inline float shareOfPV(const float *p, const T *V, int n, int h, int 
   return total;
 }
 
+/// Block `split` of head h's share of y (in threads below kDim) into
+/// `partials`; the last of the head's `splits` blocks to arrive at
+/// `counter` folds the shares in split order and writes y. The counter
+/// only grows: a launch's blocks are the next `splits` arrivals.
+template <typename T>
+__device__ inline void foldShares(float share, int h, int split, int splits, float *partials,
+                                  unsigned *counter, T *y) {
+  __shared__ bool last;
+  if (threadIdx.x < kDim) partials[(size_t(h) * splits + split) * kDim + threadIdx.x] = share;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(counter + h, 1u) % splits == unsigned(splits - 1);
+  }
+  __syncthreads();
+  if (!last || threadIdx.x >= kDim) return;
+  __threadfence();
+  float total = 0;
+  for (int q = 0; q < splits; ++q)
+    total += __ldcg(partials + (size_t(h) * splits + q) * kDim + threadIdx.x);
+  y[size_t(h) * kDim + threadIdx.x] = roundTo<T>(total);
+}
+
 // ---- two kernels ---------------------------------------------------------
 
 template <typename T>
@@ -148,26 +171,13 @@ __global__ void softmaxVKernel(const T *scores, const T *V, int n, int splits, f
   extern __shared__ float smem[];
   float *s = smem, *fold = smem + n;
   __shared__ float red[32];
-  __shared__ bool last;
   const int h = blockIdx.x / splits, split = blockIdx.x % splits;
   const int chunk = n / splits, k0 = split * chunk, k1 = k0 + chunk;
   for (int j = threadIdx.x; j < n; j += blockDim.x) s[j] = toF(scores[size_t(h) * n + j]);
   __syncthreads();
   softmaxInPlace<T>(s, n, k0, k1, red);
   float share = shareOfPV(s, V, n, h, k0, k1, fold);
-  if (threadIdx.x < kDim) partials[(size_t(h) * splits + split) * kDim + threadIdx.x] = share;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    last = atomicAdd(counters + h, 1u) % splits == unsigned(splits - 1);
-  }
-  __syncthreads();
-  if (!last || threadIdx.x >= kDim) return;
-  __threadfence();
-  float total = 0;
-  for (int q = 0; q < splits; ++q)
-    total += __ldcg(partials + (size_t(h) * splits + q) * kDim + threadIdx.x);
-  y[size_t(h) * kDim + threadIdx.x] = roundTo<T>(total);
+  foldShares(share, h, split, splits, partials, counters, y);
 }
 
 // ---- one kernel, a block a head -------------------------------------------
@@ -195,7 +205,6 @@ __global__ void fusedSplitKernel(const T *q, const T *K, const T *V, const T *bi
   extern __shared__ float smem[];
   float *s = smem, *fold = smem + n;
   __shared__ float red[32];
-  __shared__ bool last;
   const int h = blockIdx.x / splits, split = blockIdx.x % splits;
   const int chunk = n / splits, k0 = split * chunk, k1 = k0 + chunk;
   float *row = scratch + size_t(h) * n;
@@ -216,19 +225,7 @@ __global__ void fusedSplitKernel(const T *q, const T *K, const T *V, const T *bi
   __syncthreads();
   softmaxInPlace<T>(s, n, k0, k1, red);
   float share = shareOfPV(s, V, n, h, k0, k1, fold);
-  if (threadIdx.x < kDim) partials[(size_t(h) * splits + split) * kDim + threadIdx.x] = share;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    last = atomicAdd(folded + h, 1u) % splits == unsigned(splits - 1);
-  }
-  __syncthreads();
-  if (!last || threadIdx.x >= kDim) return;
-  __threadfence();
-  float total = 0;
-  for (int q = 0; q < splits; ++q)
-    total += __ldcg(partials + (size_t(h) * splits + q) * kDim + threadIdx.x);
-  y[size_t(h) * kDim + threadIdx.x] = roundTo<T>(total);
+  foldShares(share, h, split, splits, partials, folded, y);
 }
 
 /// y of every head on the host, in double, from the device's inputs (the
