@@ -11,6 +11,27 @@ bool isRubyScalar(VALUE v) {
          RB_TYPE_P(v, T_COMPLEX);
 }
 
+void checkKeywords(VALUE opts, llvm::ArrayRef<ID> allowed, const char *op) {
+  if (NIL_P(opts))
+    return;
+  struct Walk {
+    llvm::ArrayRef<ID> allowed;
+    VALUE unknown = Qundef;
+  } walk{allowed};
+  rb_hash_foreach(
+      opts,
+      [](VALUE key, VALUE, VALUE arg) -> int {
+        Walk &w = *reinterpret_cast<Walk *>(arg);
+        if (SYMBOL_P(key) && llvm::is_contained(w.allowed, SYM2ID(key)))
+          return ST_CONTINUE;
+        w.unknown = key;
+        return ST_STOP;
+      },
+      VALUE(&walk));
+  if (walk.unknown != Qundef)
+    rb_raise(rb_eArgError, "[%s] unknown keyword: %" PRIsVALUE, op, rb_inspect(walk.unknown));
+}
+
 Scalar scalarFrom(VALUE v, const char *op) {
   if (RB_FLOAT_TYPE_P(v))
     return Scalar::ofFloat(RFLOAT_VALUE(v));
@@ -181,7 +202,7 @@ IndexItem indexItemFrom(VALUE v, const char *op) {
   }
   // Ranges through the C API: a method call per end would cost more than
   // the rest of the index.
-  VALUE begin, end, step;
+  VALUE begin, end;
   int exclusive;
   if (rb_range_values(v, &begin, &end, &exclusive) == Qtrue &&
       rb_obj_is_kind_of(v, rb_cRange))

@@ -42,13 +42,8 @@ void addAxes(VALUE v, llvm::SmallVectorImpl<int64_t> &axes, const char *op) {
 VALUE keyword(VALUE opts, const char *name, const char *op) {
   if (NIL_P(opts))
     return Qnil;
-  VALUE keys = rb_funcall(opts, rb_intern("keys"), 0);
   ID id = rb_intern(name);
-  for (long i = 0; i < RARRAY_LEN(keys); ++i) {
-    VALUE k = rb_ary_entry(keys, i);
-    if (!SYMBOL_P(k) || SYM2ID(k) != id)
-      rb_raise(rb_eArgError, "[%s] unknown keyword: %" PRIsVALUE, op, rb_inspect(k));
-  }
+  checkKeywords(opts, {id}, op);
   return rb_hash_aref(opts, ID2SYM(id));
 }
 

@@ -56,13 +56,7 @@ VALUE gemmMethod(int argc, VALUE *argv, VALUE self) {
   ArrayHandle *c = nullptr;
   if (!NIL_P(opts)) {
     static ID kAlpha = rb_intern("alpha"), kBeta = rb_intern("beta"), kC = rb_intern("c");
-    VALUE keys = rb_funcall(opts, rb_intern("keys"), 0);
-    for (long i = 0; i < RARRAY_LEN(keys); ++i) {
-      VALUE k = rb_ary_entry(keys, i);
-      ID id = SYMBOL_P(k) ? SYM2ID(k) : 0;
-      if (id != kAlpha && id != kBeta && id != kC)
-        rb_raise(rb_eArgError, "[gemm] unknown keyword: %" PRIsVALUE, rb_inspect(k));
-    }
+    checkKeywords(opts, {kAlpha, kBeta, kC}, "gemm");
     VALUE v;
     if (!NIL_P(v = rb_hash_aref(opts, ID2SYM(kAlpha))))
       alpha = scalarFrom(v, "gemm");

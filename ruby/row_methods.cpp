@@ -3,6 +3,7 @@
 // (ops/row_ops.h, ops/quantize.h).
 #include "ops/quantize.h"
 #include "ops/row_ops.h"
+#include "ruby/convert.h"
 #include "ruby/ruby_api.h"
 
 namespace cumo::rb {
@@ -17,12 +18,7 @@ double epsFrom(VALUE opts, const char *op) {
   if (NIL_P(opts))
     return kDefaultEps;
   static ID eps = rb_intern("eps");
-  VALUE keys = rb_funcall(opts, rb_intern("keys"), 0);
-  for (long i = 0; i < RARRAY_LEN(keys); ++i) {
-    VALUE k = rb_ary_entry(keys, i);
-    if (!SYMBOL_P(k) || SYM2ID(k) != eps)
-      rb_raise(rb_eArgError, "[%s] unknown keyword: %" PRIsVALUE, op, rb_inspect(k));
-  }
+  checkKeywords(opts, {eps}, op);
   VALUE v = rb_hash_aref(opts, ID2SYM(eps));
   if (!RB_FLOAT_TYPE_P(v) && !RB_INTEGER_TYPE_P(v))
     rb_raise(rb_eTypeError, "[%s] eps must be a Float, not %" PRIsVALUE, op, rb_obj_class(v));

@@ -67,6 +67,17 @@ class TestLayout < Minitest::Test
     assert_equal [[[0.0], [7.0], [2.0]]], x.to_a
   end
 
+  def test_an_unknown_keyword_names_the_op_and_the_keyword
+    x = Cumo::DFloat.new(1, 3).seq
+    e = assert_raises(ArgumentError) { x.squeeze(axes: 0) }
+    assert_equal "[squeeze] unknown keyword: :axes", e.message
+    e = assert_raises(ArgumentError) { x.squeeze(axis: 0, "axis" => 0) }
+    assert_equal '[squeeze] unknown keyword: "axis"', e.message
+    e = assert_raises(ArgumentError) { x.split(3, axis: 1, at: 0) }
+    assert_equal "[split] unknown keyword: :at", e.message
+    assert_equal [3], x.squeeze(axis: 0).shape, "nothing changed by the calls that raised"
+  end
+
   # ---- reverse, flip, rot90 ----------------------------------------------------------
 
   def test_reverse_is_a_view_with_negative_strides
