@@ -120,7 +120,7 @@ class TestDeviceIndex < Minitest::Test
     g = a[Cumo::Int32[1, 3], true]; line = __LINE__
     e = assert_raises(IndexError) { g.to_a }
     assert_match(/\A\[\[\]\] index out of range/, e.message)
-    assert_includes e.message, "#{File.basename(__FILE__)}:#{line}"
+    assert_includes e.message, "#{File.basename(__FILE__)}:#{line}:in `[]'"
     # Raised once; what was in range was read, the rest reads 0.
     assert_equal [[4, 5, 6, 7], [0, 0, 0, 0]], g.to_a
     assert_equal [0], a[Cumo::Int32[0]].to_a
@@ -132,7 +132,7 @@ class TestDeviceIndex < Minitest::Test
     b[Cumo::Int32[9, 0], true] = 1; line = __LINE__
     e = assert_raises(IndexError) { Cumo.sync }
     assert_match(/\A\[\[\]=\] index out of range/, e.message)
-    assert_includes e.message, "#{File.basename(__FILE__)}:#{line}"
+    assert_includes e.message, "#{File.basename(__FILE__)}:#{line}:in `[]='"
     assert_equal [1, 1, 1, 1], b[0, true].to_a
     assert_equal [8, 9, 10, 11], b[2, true].to_a
   end
