@@ -58,7 +58,7 @@ Ref<Buffer> MemoryPool::allocateInternal(size_t bytes) {
 }
 
 bool MemoryPool::wouldGrow(llvm::ArrayRef<size_t> bytes) const {
-  llvm::SmallDenseMap<size_t, size_t, 8> wanted;
+  llvm::SmallDenseMap<size_t, size_t, 8, SizeClassKey> wanted;
   for (size_t b : bytes)
     if (size_t rounded = roundedSize(b))
       ++wanted[rounded];
