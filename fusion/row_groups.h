@@ -53,11 +53,14 @@ constexpr int64_t kMinRowLength = 32;
 /// then folds the row, its folds read back in the same kernel (argmax's
 /// max, its candidates' min and the answer: one kernel, where a full
 /// reduction over many blocks and its consumers took three). A longer row
-/// keeps its reductions over many blocks, rather than one block reading
-/// it all. The length covers GPT-2's vocabulary (50257); whether one
-/// block beats three kernels there is not yet measured (README, GPT-2
-/// decode).
-constexpr int64_t kMaxOneRowLength = 65536;
+/// keeps its reductions over many blocks. At GPT-2's vocabulary (50257)
+/// the one block was the slower: the decode's argmax so took 10 us more a
+/// token than its three kernels, SFloat and BFloat alike (2026-12-07, H100,
+/// e911695 against 34ef849 alternating, two rounds). Up to 8192 a block of
+/// 1024 threads loads a sixteen-bit row once a pass (eight elements a
+/// thread); that one block wins there is our reading, not yet measured:
+/// bench/probes/one_row_reduction.rb times both forms by length.
+constexpr int64_t kMaxOneRowLength = 8192;
 
 /// Finds the row groups among `s`'s nodes (structure only: facts are not
 /// read or changed).
