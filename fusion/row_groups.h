@@ -53,13 +53,15 @@ constexpr int64_t kMinRowLength = 32;
 /// then folds the row, its folds read back in the same kernel (argmax's
 /// max, its candidates' min and the answer: one kernel, where a full
 /// reduction over many blocks and its consumers took three). A longer row
-/// keeps its reductions over many blocks. At GPT-2's vocabulary (50257)
-/// the one block was the slower: the decode's argmax so took 10 us more a
-/// token than its three kernels, SFloat and BFloat alike (2026-12-07, H100,
-/// e911695 against 34ef849 alternating, two rounds). Up to 8192 a block of
-/// 1024 threads loads a sixteen-bit row once a pass (eight elements a
-/// thread); that one block wins there is our reading, not yet measured:
-/// bench/probes/one_row_reduction.rb times both forms by length.
+/// keeps its reductions over many blocks. Measured on an H100
+/// (bench/probes/one_row_reduction.rb, 2026-12-07 08:05 UTC, device us a
+/// call, the reduction kernels against one block, two rounds): argmax
+/// SFloat 8.0 -> 5.0 at 1024, 8.2 -> 5.8 at 8192, 8.2 -> 7.8 at 16384,
+/// 8.6 -> 16.7 at 50257 (BFloat 8.5 -> 5.3, 9.0 -> 8.2, 8.6 -> 9.2, 8.8 ->
+/// 17.9); x / x.sum SFloat 6.2 -> 4.8 at 1024, 6.4 -> 5.1 at 8192, level at
+/// 16384, 6.6 -> 25.1 at 50257, but BFloat's one block wins only at 1024
+/// (6.7 -> 4.9) and loses 0.4-0.9 us at 4096 and 8192. In the decode the
+/// one block at 50257 cost 10 us a token. So the bound is 8192.
 constexpr int64_t kMaxOneRowLength = 8192;
 
 /// Finds the row groups among `s`'s nodes (structure only: facts are not
