@@ -109,23 +109,21 @@ PlanCache::Keys PlanCache::keys(llvm::ArrayRef<NodeRef> nodes, uint64_t epoch,
   llvm::DenseMap<const Buffer *, uint32_t> leafOf;
   auto leafIndex = [&](const Node *in) -> size_t {
     const Buffer *buf = in->buffer().get();
+    size_t leaf = leaves.size();
     if (leafOf.empty()) {
       for (size_t l = 0; l < leafBuffers.size(); ++l)
         if (leafBuffers[l] == buf)
           return l;
-    } else if (auto it = leafOf.find(buf); it != leafOf.end()) {
-      return it->second;
-    }
-    size_t leaf = leaves.size();
-    leaves.push_back(in);
-    leafBuffers.push_back(buf);
-    if (!leafOf.empty() || leafBuffers.size() > kScannedLeaves) {
-      if (leafOf.empty())
+      leafBuffers.push_back(buf);
+      if (leafBuffers.size() > kScannedLeaves) // from now on, the map
         for (size_t l = 0; l < leafBuffers.size(); ++l)
           leafOf[leafBuffers[l]] = uint32_t(l);
-      else
-        leafOf[buf] = uint32_t(leaf);
+    } else {
+      auto [it, added] = leafOf.try_emplace(buf, uint32_t(leaf));
+      if (!added)
+        return it->second;
     }
+    leaves.push_back(in);
     return leaf;
   };
   for (uint32_t i = 0; i < nodes.size(); ++i) {

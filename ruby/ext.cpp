@@ -258,6 +258,17 @@ bool outsideCumo(std::string_view path) {
   return path.find("/lib/cumo") == std::string_view::npos && path.rfind("<internal:", 0) != 0;
 }
 
+/// "path:line:in `label'", as Location#to_s spells a frame.
+std::string spellLocation(std::string_view path, int line, std::string_view label) {
+  std::string where(path);
+  where += ':';
+  where += std::to_string(line);
+  where += ":in `";
+  where += label;
+  where += '\'';
+  return where;
+}
+
 /// The user's line that is calling into Cumo now, as Location#to_s of
 /// caller_locations spells it ("path:line:in `label'"): the first frame
 /// whose path is the user's. A C method's frame is its caller's line under
@@ -279,11 +290,10 @@ std::string walkedCallerLocation() {
     return {RSTRING_PTR(path), size_t(RSTRING_LEN(path))};
   };
   auto spell = [](std::string_view path, int line, VALUE label) {
-    std::string where(path);
-    where += ":" + std::to_string(line) + ":in `";
+    std::string_view name;
     if (RB_TYPE_P(label, T_STRING))
-      where.append(RSTRING_PTR(label), size_t(RSTRING_LEN(label)));
-    return where + "'";
+      name = {RSTRING_PTR(label), size_t(RSTRING_LEN(label))};
+    return spellLocation(path, line, name);
   };
   for (int i = 0; i < n; ++i) {
     std::string_view path = pathOf(i);
@@ -314,15 +324,8 @@ std::string callerLocation() {
   if (file && outsideCumo(file)) {
     ID method = rb_frame_this_func();
     const char *name = method ? rb_id2name(method) : nullptr;
-    if (name) {
-      std::string where(file);
-      where += ':';
-      where += std::to_string(rb_sourceline());
-      where += ":in `";
-      where += name;
-      where += '\'';
-      return where;
-    }
+    if (name)
+      return spellLocation(file, rb_sourceline(), name);
   }
   return walkedCallerLocation();
 }
