@@ -511,7 +511,8 @@ void describe(const char *name, DType t, const Plan &plan, const DeviceModel &mo
 /// DIR/<case>_<dtype>_<kernel>.<label>.cu, edited from what --sources
 /// writes (bench/probes/*_variants.rb write some), so that a change
 /// to the generator can be timed on the GPU before it is made. Its entry
-/// is the name its source declares __global__; a line
+/// is the name its source declares __global__ (after any attributes:
+/// __launch_bounds__, __cluster_dims__); a line
 /// `// kernel_times grid: N` launches it with N blocks and
 /// `// kernel_times block: N` with N threads a block (0: the plan's), so a
 /// variant the generator wrote with another layout runs as it would.
@@ -534,7 +535,7 @@ std::vector<Variant> variantsOf(const char *name, DType t, size_t ki, const std:
       files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
-  static const std::regex entryRe(R"(__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\()");
+  static const std::regex entryRe(R"(__global__\s+void\s+(?:__\w+__\([^)]*\)\s+)*(\w+)\s*\()");
   static const std::regex gridRe(R"(//\s*kernel_times grid:\s*(\d+))");
   static const std::regex blockRe(R"(//\s*kernel_times block:\s*(\d+))");
   for (const auto &path : files) {
