@@ -430,6 +430,20 @@ RowProgram rowProgram(const KernelShape &s, OpKind op, const std::string &gamma,
   case OpKind::Softmax:
     p.passes.push_back({"m", "RowMaxOp", "(" + a + ")(0.0 / 0.0)", "x", "", {"m"}});
     p.passes.push_back({"total", "SumOp", "(" + a + ")0", "cumo_ops::m_exp(x - m)", "", {"total"}});
+    if (s.outDtype == DType::BFloat || s.outDtype == DType::HFloat) {
+      // A sixteen-bit result keeps 8 (bfloat16) or 11 (half) of the
+      // quotient's 24 bits: its product with the row's reciprocal (within
+      // 1.5 float ulps of the quotient) rounds to the same value but where
+      // the quotient lies that close to a rounding boundary, about one
+      // element in 2^14 in bfloat16, and then to the other neighbour, one
+      // instruction where the exactly rounded division took seven. H100,
+      // 2026-12-07 (bench/probes/softmax_math_variants.rb): BFloat 4096 x
+      // 4096 31.8 -> 28.1 us, 32768 x 1024 50.2 -> 49.4.
+      p.perRow = "    const " + a + " total_r = (" + a + ")1 / total;\n";
+      p.element = "cumo_ops::m_exp(x - m) * total_r";
+      p.elementOfTerm = "t * total_r";
+      return p;
+    }
     p.perRow = "    const cumo_ops::divisor<" + a + "> total_q(total);\n";
     p.element = "cumo_ops::quotient(cumo_ops::m_exp(x - m), total_q)";
     // Each element is its exponential, the last pass's term, divided
