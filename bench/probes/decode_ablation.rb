@@ -10,8 +10,12 @@
 #                                           [--rounds 2] [--tiny]
 #
 # Parts: cache_write (the two KV-cache writes), attention (the scores,
-# softmax and times V: y is q), mlp (fc, gelu_tanh and the projection).
-# One JSON line per (part, round): steady ms a token and kernels a token.
+# softmax and times V: y is q), mlp (fc, gelu_tanh and the projection),
+# embedding (the token's two gathers, their position tables and their sum:
+# x is the first step's, kept; the mask and the cache's position table
+# stay). One JSON line per (part, round): steady ms a token and kernels a
+# token. The embedding prices the token's small kernels in the chain, as a
+# multi-domain kernel or gathers read as loads would take them away.
 require "json"
 require "optparse"
 require_relative "../../examples/gpt2/timing"
@@ -60,14 +64,34 @@ module LeftOut
     x + (h.dot(proj_w) + proj_b)
   end
 end
+# The step of examples/gpt2/model.rb with the embedding left out: x is
+# the first step's embedding, computed once and kept on the device.
+module LeftOutEmbedding
+  def step(tok)
+    return super unless left_out == "embedding"
+
+    c = @config
+    pos = @pos
+    @kept_x ||= (@wte[0, true] + @wpe[0, true]).reshape(@batch, c.n_embd)
+    x = @kept_x
+    bias = @dtype.cast(@positions.gt(pos)) * @mask_value
+    @layers.each_with_index { |w, l| x = block(x, w, l, pos, bias) }
+    x = x.layer_norm(*@ln_f, eps: GPT2::LAYER_NORM_EPS)
+    logits = x.dot(@head)
+    @pos = pos + 1
+    @steps += 1
+    @batch == 1 ? logits.argmax : logits.argmax(axis: -1)
+  end
+end
 GPT2::Model.prepend(LeftOut)
+GPT2::Model.prepend(LeftOutEmbedding)
 
 dtype = Cumo.const_get(opts[:dtype])
 config = opts[:tiny] ? GPT2::Config.tiny : GPT2::Config.gpt2_124m
 weights = GPT2.random_weights(config, dtype: dtype, seed: 0, std: 0.02)
 prompt = 464 % config.vocab_size
 opts[:rounds].times do |round|
-  [nil, "cache_write", "attention", "mlp"].each do |part|
+  [nil, "cache_write", "attention", "mlp", "embedding"].each do |part|
     model = GPT2::Model.new(config, weights, dtype: dtype, batch: 1)
     model.left_out = part
     GPT2.timed_decode(model, prompt, 8) # compiles and captures
