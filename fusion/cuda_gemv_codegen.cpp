@@ -355,7 +355,7 @@ void emitPrologue(const KernelShape &s, const std::string &aBase, const std::str
   os += "  __shared__ " + a + " pro_stats[MR][" + std::to_string(std::max<size_t>(stats.size(), 1)) +
         "];\n";
   os += "  {\n";
-  emitRowStaging(t, int32_t(std::max<size_t>(16 / sizeOf(s.outDtype), 1)), aBase, os);
+  emitRowStaging(t, gemvVector(s.outDtype), aBase, os);
   os += "  __syncthreads();\n";
   os += "  constexpr int G = " + std::to_string(s.rowGroup) + ";\n";
   os += "  const IX n = K, L = 32;\n";

@@ -465,7 +465,8 @@ void emitGemv(const KernelShape &s, const std::string &entry, std::string &os);
 LaunchConfig gemvLaunch(const Kernel &k, const DeviceModel &model);
 /// The along-k layout reads the matrix in vectors of this many elements
 /// (16 bytes), when gemvColumnsAligned: every column's start (the
-/// operand's offset and its strides but along k) is a multiple of it.
+/// operand's offset and its strides but along k) is a multiple of it. A
+/// prologue stages its rows in vectors of as many (emitRowStaging).
 int32_t gemvVector(DType matrix);
 bool gemvColumnsAligned(const Kernel &k);
 /// The thread-per-column layout's columns a thread (1, 2, 4 or 8): where

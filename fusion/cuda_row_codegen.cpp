@@ -376,7 +376,7 @@ void emitRowEntry(const KernelShape &s, const std::string &entry, std::string &o
   // a block a row, 4096 x 4096, BFloat 40.3 and 45.6 but SFloat 87.0 and
   // 51.2, a loss we have not explained.
   RowProgram program = rowProgram(s, s.opaqueOp, param(1), param(2));
-  bool sixteenBit = s.outDtype == DType::BFloat || s.outDtype == DType::HFloat;
+  bool sixteenBit = isNarrowFloat(s.outDtype);
   bool terms = (s.rowWarp || sixteenBit) && s.rowCachedGroups > 0 &&
                !program.elementOfTerm.empty();
   if (program.passes.size() > kMaxRowPasses)
@@ -430,7 +430,7 @@ RowProgram rowProgram(const KernelShape &s, OpKind op, const std::string &gamma,
   case OpKind::Softmax:
     p.passes.push_back({"m", "RowMaxOp", "(" + a + ")(0.0 / 0.0)", "x", "", {"m"}});
     p.passes.push_back({"total", "SumOp", "(" + a + ")0", "cumo_ops::m_exp(x - m)", "", {"total"}});
-    if (s.outDtype == DType::BFloat || s.outDtype == DType::HFloat) {
+    if (isNarrowFloat(s.outDtype)) {
       // A sixteen-bit result keeps 8 (bfloat16) or 11 (half) of the
       // quotient's 24 bits: its product with the row's reciprocal (within
       // 1.5 float ulps of the quotient) rounds to the same value but where
