@@ -64,23 +64,16 @@ module LeftOut
     x + (h.dot(proj_w) + proj_b)
   end
 end
-# The step of examples/gpt2/model.rb with the embedding left out: x is
-# the first step's embedding, computed once and kept on the device.
+
+# The embedding of examples/gpt2/model.rb left out: x is the first step's
+# embedding, computed once and kept on the device.
 module LeftOutEmbedding
-  def step(tok)
+  private
+
+  def embed(tok, pos)
     return super unless left_out == "embedding"
 
-    c = @config
-    pos = @pos
-    @kept_x ||= (@wte[0, true] + @wpe[0, true]).reshape(@batch, c.n_embd)
-    x = @kept_x
-    bias = @dtype.cast(@positions.gt(pos)) * @mask_value
-    @layers.each_with_index { |w, l| x = block(x, w, l, pos, bias) }
-    x = x.layer_norm(*@ln_f, eps: GPT2::LAYER_NORM_EPS)
-    logits = x.dot(@head)
-    @pos = pos + 1
-    @steps += 1
-    @batch == 1 ? logits.argmax : logits.argmax(axis: -1)
+    @kept_x ||= super(0, 0)
   end
 end
 GPT2::Model.prepend(LeftOut)

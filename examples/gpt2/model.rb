@@ -216,8 +216,7 @@ module GPT2
       end
 
       pos = @pos
-      x = @wte[tok, true] + @wpe[pos, true]
-      x = x.reshape(@batch, c.n_embd) unless x.shape == [@batch, c.n_embd]
+      x = embed(tok, pos)
       # Positions past the current one are masked: an additive bias, 0 up
       # to pos and @mask_value after it, from the device position.
       bias = @dtype.cast(@positions.gt(pos)) * @mask_value
@@ -230,6 +229,12 @@ module GPT2
     end
 
     private
+
+    # The token embedding plus the position embedding, [batch, n_embd].
+    def embed(tok, pos)
+      x = @wte[tok, true] + @wpe[pos, true]
+      x.shape == [@batch, @config.n_embd] ? x : x.reshape(@batch, @config.n_embd)
+    end
 
     def block(x, w, layer, pos, bias)
       ln1_g, ln1_b, attn_w, attn_b, attn_pw, attn_pb, ln2_g, ln2_b, fc_w, fc_b, proj_w, proj_b = w
