@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "ops/fancy_index.h"
+#include "ops/index_reduction.h"
 #include "ops/matmul.h"
 #include "ops/row_ops.h"
 #include "ops/scan.h"
@@ -27,6 +28,9 @@ void runOpaqueReference(const OpaqueCall &call) {
     return rowOpReference(call);
   case OpKind::MatMul:
     return matmulReference(call);
+  case OpKind::ArgMax:
+  case OpKind::ArgMin:
+    return argReduceReference(call);
   default:
     break;
   }
@@ -52,6 +56,9 @@ std::string_view opaqueKindName(OpKind op) {
     return "rowwise";
   case OpKind::MatMul:
     return "matmul";
+  case OpKind::ArgMax:
+  case OpKind::ArgMin:
+    return "reduction";
   default:
     return "opaque";
   }

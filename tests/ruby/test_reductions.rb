@@ -231,6 +231,39 @@ class TestReductions < Minitest::Test
     assert_equal 1, Integer(f.max_index)
   end
 
+  # A line longer than a block folds well (8192) is one kernel of pairs
+  # (value, index) over many blocks; its answers are the short lines': the
+  # first extreme, NaN skipped or (nan: true) the first NaN, a line of
+  # nothing but NaN its first element.
+  def test_index_reductions_of_long_lines
+    n = 9000
+    a = Cumo::SFloat.new(3, n).rand(-2, 2).floor # many equal extremes
+    a[1, 7] = Float::NAN
+    a[2, true] = Float::NAN
+    rows = a.to_a
+    first = ->(r, m) { r.index(m) }
+    numbers = rows.map { |r| r.reject(&:nan?) }
+    argmax = rows.zip(numbers).map { |r, v| v.empty? ? 0 : first.(r, v.max) }
+    argmin = rows.zip(numbers).map { |r, v| v.empty? ? 0 : first.(r, v.min) }
+    assert_equal argmax, a.argmax(axis: 1).to_a
+    assert_equal argmin, a.argmin(axis: 1).to_a
+    assert_equal [argmax[0], 7, 0], a.argmax(axis: 1, nan: true).to_a
+    assert_equal argmax.each_with_index.map { |k, i| i * n + k }, a.max_index(axis: 1).to_a
+    assert_equal argmax[0], Integer(a.max_index)
+    # Down the columns of a transpose: strided lines, keepdims.
+    assert_equal [[argmin[0], argmin[1], argmin[2]]], a.transpose.argmin(axis: 0, keepdims: true).to_a
+    assert_equal [:reduction], Cumo.explain(a.argmax(axis: 1)).kernels.map { |k| k[:kind] }
+    # BFloat rounds a sequence into runs of equal values: the first of the
+    # last run. Int16 over the outer and inner axes around a kept one.
+    b = Cumo::BFloat.new(50_257).seq
+    values = b.to_a
+    assert_equal values.index(values.max), Integer(b.argmax)
+    assert_equal Cumo::Int32, b.argmax.class
+    c = Cumo::Int16.new(2, 3, 5000).seq % 977
+    assert_equal [976, 5861, 10_746], c.max_index(axis: [0, 2]).to_a
+    assert_equal [976, 631], c.argmax(axis: [1, 2]).to_a
+  end
+
   def test_index_reductions_check_their_arguments
     e = assert_raises(NoMethodError) { Cumo::DComplex[1].argmax }
     assert_match(/\[argmax\] undefined for Cumo::DComplex/, e.message)
