@@ -24,8 +24,6 @@ constexpr int64_t kArgElementsPerThread = 4;
 /// Blocks a launch aims for on each SM (the splits of few lines).
 constexpr int64_t kArgBlocksPerSm = 2;
 
-size_t alignTo16(size_t n) { return (n + 15) / 16 * 16; }
-
 /// The splits of each line: as many as give each thread
 /// kArgElementsPerThread elements, no more than fill the device.
 int64_t argSplits(const Kernel &k, const DeviceModel &model) {

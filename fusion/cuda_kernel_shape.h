@@ -484,6 +484,10 @@ bool gemvPrologueTerms(const Kernel &k);
 /// counter per column tile, then every block's partials (0 when unsplit).
 size_t gemvScratchBytes(const Kernel &k, const LaunchConfig &launch);
 
+/// `n` rounded up to 16 bytes: where a kernel's scratch places the next
+/// part (counters, then partials).
+inline size_t alignTo16(size_t n) { return (n + 15) / 16 * 16; }
+
 // argmax and argmin of long lines (cuda_arg_reduce_codegen.cpp).
 void emitArgReduce(const KernelShape &s, const std::string &entry, std::string &os);
 LaunchConfig argReduceLaunch(const Kernel &k, const DeviceModel &model);
