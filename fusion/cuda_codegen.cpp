@@ -745,9 +745,6 @@ size_t scratchBytes(const Kernel &k, const LaunchConfig &launch) {
   using namespace cudagen;
   if (isSmallProduct(k))
     return gemvScratchBytes(k, launch);
-  if (k.kind == Kernel::Kind::Opaque &&
-      (k.opaqueOp == OpKind::ArgMax || k.opaqueOp == OpKind::ArgMin))
-    return argReduceScratchBytes(k, launch);
   if (k.kind != Kernel::Kind::Elementwise || k.reduces.empty())
     return 0;
   llvm::SmallVector<DType, 2> accs;

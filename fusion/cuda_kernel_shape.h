@@ -488,13 +488,6 @@ size_t gemvScratchBytes(const Kernel &k, const LaunchConfig &launch);
 /// part (counters, then partials).
 inline size_t alignTo16(size_t n) { return (n + 15) / 16 * 16; }
 
-// argmax and argmin of long lines (cuda_arg_reduce_codegen.cpp).
-void emitArgReduce(const KernelShape &s, const std::string &entry, std::string &os);
-LaunchConfig argReduceLaunch(const Kernel &k, const DeviceModel &model);
-/// A counter a line and every block's pair and first NaN, where a line
-/// takes more than one block (0 otherwise).
-size_t argReduceScratchBytes(const Kernel &k, const LaunchConfig &launch);
-
 // Rowwise kernels (cuda_rowwise_codegen.cpp).
 void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::string &os);
 LaunchConfig rowwiseLaunch(const Kernel &k, const DeviceModel &model);

@@ -319,13 +319,6 @@ KernelShape analyzeOpaque(const Kernel &k) {
     if (k.opaqueOp == OpKind::IndexWrite)
       s.writes = int32_t(k.stores.size());
     return s;
-  case OpKind::ArgMax:
-  case OpKind::ArgMin:
-    // The attribute: flat (max_index), then the reduced axes.
-    s.flat = k.opaqueInts[0] != 0;
-    for (int64_t d : llvm::ArrayRef<int64_t>(k.opaqueInts).drop_front())
-      s.reduceAxes.push_back(int32_t(d));
-    return s;
   case OpKind::MatMul:
     // An epilogue's index write at device positions checks them as the
     // index kernel would (the error word and the kernel's tag).
@@ -402,9 +395,6 @@ void emitOpaqueEntry(const KernelShape &s, const std::string &entry, std::string
     return emitGather(s, entry, os);
   case OpKind::IndexWrite:
     return emitIndexWrite(s, entry, os);
-  case OpKind::ArgMax:
-  case OpKind::ArgMin:
-    return emitArgReduce(s, entry, os);
   case OpKind::MatMul:
     return s.gemvRows ? emitGemv(s, entry, os) : emitMatmul(s, entry, os);
   default:
@@ -445,9 +435,6 @@ LaunchConfig opaqueLaunch(const Kernel &k, const DeviceModel &model) {
     }
     return c;
   }
-  case OpKind::ArgMax:
-  case OpKind::ArgMin:
-    return argReduceLaunch(k, model);
   case OpKind::MatMul:
     if (isSmallProduct(k))
       return gemvLaunch(k, model);

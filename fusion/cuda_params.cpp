@@ -356,11 +356,6 @@ void describeParams(const KernelShape &s, const PackInputs *in,
       else
         f.f64("alpha", [&] { return k->opaqueScalar.asDouble(); });
     }
-    if (s.opaqueOp == OpKind::ArgMax || s.opaqueOp == OpKind::ArgMin)
-      f.ptr("scratch", "unsigned char*", [&] {
-        f.note(ParamPatch::Kind::Scratch, 0);
-        return in->scratch;
-      });
     if (s.gemvRows && !s.gemvAlongK) {
       f.ptr("scratch", "unsigned char*", [&] {
         f.note(ParamPatch::Kind::Scratch, 0);

@@ -2,7 +2,6 @@
 
 #include "core/error.h"
 #include "ops/fancy_index.h"
-#include "ops/index_reduction.h"
 #include "ops/matmul.h"
 #include "ops/row_ops.h"
 #include "ops/scan.h"
@@ -28,9 +27,6 @@ void runOpaqueReference(const OpaqueCall &call) {
     return rowOpReference(call);
   case OpKind::MatMul:
     return matmulReference(call);
-  case OpKind::ArgMax:
-  case OpKind::ArgMin:
-    return argReduceReference(call);
   default:
     break;
   }
@@ -56,9 +52,6 @@ std::string_view opaqueKindName(OpKind op) {
     return "rowwise";
   case OpKind::MatMul:
     return "matmul";
-  case OpKind::ArgMax:
-  case OpKind::ArgMin:
-    return "reduction";
   default:
     return "opaque";
   }

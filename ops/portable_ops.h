@@ -1121,31 +1121,6 @@ CUMO_HD bfloat16 median_pair(bfloat16 a, bfloat16 b) {
 /// Whether a value of any real class is NaN (an integer never is).
 template <class T> CUMO_HD bool sort_isnan(T a) { return a != a; }
 
-/// argmax and argmin of a long line (ops/index_reduction.h) compare a
-/// sixteen-bit float widened, every other real class as it is.
-CUMO_HD float arg_key(half a) { return (float)a; }
-CUMO_HD float arg_key(bfloat16 a) { return (float)a; }
-template <class T> CUMO_HD T arg_key(T a) { return a; }
-/// Whether candidate (b at index j) replaces (a at i) as a line's extreme
-/// so far: a value further out, or an equal one at a lower index, so the
-/// first of equal extremes wins whatever order the candidates meet in (a
-/// block's threads, then its splits). An index below 0 is no candidate;
-/// NaN never is one (the caller skips it).
-template <bool Max, class K>
-CUMO_HD bool arg_better(K a, long long i, K b, long long j) {
-  if (j < 0)
-    return false;
-  if (i < 0)
-    return true;
-  if (Max ? a < b : b < a)
-    return true;
-  return !(a < b) && !(b < a) && j < i;
-}
-/// The first of two NaN positions (below 0: none).
-CUMO_HD long long arg_first_nan(long long i, long long j) {
-  return i < 0 ? j : (j < 0 || i < j ? i : j);
-}
-
 } // namespace cumo_ops
 
 #endif // CUMO_PORTABLE_OPS_H

@@ -418,41 +418,6 @@ Plan oneRowPlan(DType t, int64_t cols) {
   return planForRoots({argmax, minIndex, share});
 }
 
-/// The index reductions of lines longer than kMaxOneRowLength, one kernel
-/// each (OpKind::ArgMax, ArgMin) in class t: argmax along rows, argmin
-/// with nan: true, max_index over every element (one line of them all),
-/// min_index down the columns of a transpose (strided lines) with
-/// keepdims, and argmax over the outer and inner axes of a 3-D array (the
-/// reduced axes around a kept one: no element lies k past the first).
-/// And argmax along 40 rows (on the emulator's 16 SMs, a block a line:
-/// nothing to fold across blocks). Floats: a NaN in row 1, row 2 nothing
-/// but NaN. The inputs' values repeat, so equal extremes are common.
-Plan argPlan(DType t) {
-  const int64_t n = kMaxOneRowLength + 1003;
-  NodeRef x = input(t, {3, n}, 52, [&](void *bytes) {
-    dispatchDType(t, [&]<DType D, class T>() {
-      if constexpr (std::is_floating_point_v<T> || kIsNarrowFloatC<T>) {
-        T *p = static_cast<T *>(bytes);
-        p[n + 17] = T(NAN);
-        for (int64_t j = 0; j < n; ++j)
-          p[2 * n + j] = T(NAN);
-      }
-    });
-  });
-  Handle hx = wrap(x);
-  ArrayHandle view(hx->storageRef(), transposeLayout(hx->layout(), {}, "transpose"));
-  Handle cube = wrap(input(t, {2, 3, 5000}, 53));
-  Handle rows = wrap(input(t, {40, kMaxOneRowLength + 1}, 54));
-  return planForRoots({
-      indexReductionOp(IndexReduction::ArgMax, *hx, {1}, false, false),
-      indexReductionOp(IndexReduction::ArgMin, *hx, {1}, false, true),
-      indexReductionOp(IndexReduction::MaxIndex, *hx, {}, false, false),
-      indexReductionOp(IndexReduction::MinIndex, view, {0}, true, false),
-      indexReductionOp(IndexReduction::ArgMax, *cube, {0, 2}, false, false),
-      indexReductionOp(IndexReduction::ArgMax, *rows, {1}, false, false),
-  });
-}
-
 /// quantize_symmetric of `shape` in class t, with an infinity in row 1, a
 /// NaN in row 2 and row 3 all zeros (where there are that many), and of a
 /// 1-D array (its scale a full reduction).
@@ -1578,27 +1543,6 @@ TEST_CASE("full reductions of one row are one Rowwise kernel each, compiled for 
   }
 }
 
-TEST_CASE("argmax and argmin of long lines are one kernel each, compiled for every real class") {
-  for (int k = 0; k < kNumDTypes; ++k) {
-    DType t = DType(k);
-    if (t == DType::Bit || isComplex(t))
-      continue;
-    CAPTURE(nameOf(t));
-    Plan p = argPlan(t);
-    REQUIRE(p.kernels.size() == 6);
-    for (const Kernel &kk : p.kernels) {
-      CHECK(kk.kind == Kernel::Kind::Opaque);
-      CHECK((kk.opaqueOp == OpKind::ArgMax || kk.opaqueOp == OpKind::ArgMin));
-    }
-    // One row of 50257 (the decode's logits): many blocks, a counter and
-    // their pairs in scratch.
-    LaunchConfig one = launchConfig(p.kernels[2], h200());
-    CHECK(one.grid > 1);
-    CHECK(scratchBytes(p.kernels[2], one) > 0);
-    compilePlan(p);
-  }
-}
-
 TEST_CASE("written-out row operations are one Rowwise kernel each, compiled for every float class") {
   for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat}) {
     CAPTURE(nameOf(t));
@@ -2492,16 +2436,6 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
       compareWithCpu(dtypePlan(DType(t), 33, 65), mathTolerance(DType(t)));
       // The math functions come from different libraries too.
       compareWithCpu(mathPlan(DType(t), 33, 65), mathTolerance(DType(t)));
-    }
-  }
-  SUBCASE("argmax and argmin of long lines, over many blocks a line") {
-    WideEmulatedDevice wide(16);
-    for (int k = 0; k < kNumDTypes; ++k) {
-      DType t = DType(k);
-      if (t == DType::Bit || isComplex(t))
-        continue;
-      CAPTURE(nameOf(t));
-      compareWithCpu(argPlan(t), 0);
     }
   }
   SUBCASE("index arrays and sorts") {

@@ -329,16 +329,15 @@ class TestLazy < Minitest::Test
     assert_equal results["off"][:total], results["on"][:total]
   end
 
-  # A budget cut falls between ops, never inside one: argmax of a line of
-  # 5000 records a dozen nodes (an Int64 index sequence, a hit mask,
-  # candidates; a longer line is one node), which a cut in their middle
-  # would store. At a budget of one node, eight argmaxes store exactly what
-  # they store with no cut at all. (Few: on a GPU each cut is a plan of its
-  # own, and new plans compile.)
+  # A budget cut falls between ops, never inside one: argmax records a
+  # dozen nodes (an Int64 index sequence, a hit mask, candidates), which a
+  # cut in their middle would store. At a budget of one node, eight
+  # argmaxes store exactly what they store with no cut at all. (Few: on a
+  # GPU each cut is a plan of its own, and new plans compile.)
   def test_budget_cuts_fall_between_ops
     script = <<~RUBY
       require "cumo/narray"
-      a = Cumo::SFloat.new(5000).seq
+      a = Cumo::SFloat.new(100_000).seq
       Cumo.sync
       Cumo.reset_stats
       found = 8.times.map { |i| (a * (i + 1)).argmax }
@@ -351,7 +350,7 @@ class TestLazy < Minitest::Test
       assert status.success?, err
       out.split
     end
-    assert_equal [["[4999]", "0"], ["[4999]", "7"]], runs.map { |r| r.values_at(0, 2) }
+    assert_equal [["[99999]", "0"], ["[99999]", "7"]], runs.map { |r| r.values_at(0, 2) }
     assert_equal runs[0][1], runs[1][1], "stored bytes without and with budget cuts"
   end
 
