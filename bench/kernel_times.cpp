@@ -5,7 +5,8 @@
 // run only when --cases names them time the row ops, the same written out
 // of operators (written_*: a row program), quantize_symmetric and x.dup
 // (the elementwise copy the row ops are held against) at issue 5's large
-// shapes the same way (their "weight" is the rows x: weight_gb_s counts
+// shapes, and argmax of the decode's logits (argmax_1x50257: each of the
+// kernels its reductions take), the same way (their "weight" is the rows x: weight_gb_s counts
 // its read alone, not the write).
 //
 // Each case builds the plan the engine builds for one of the step's ops
@@ -37,6 +38,7 @@
 #include "graph/cuda/early_start_edge.h"
 #include "ops/creation.h"
 #include "ops/elementwise.h"
+#include "ops/index_reduction.h"
 #include "ops/layout.h"
 #include "ops/matmul.h"
 #include "ops/quantize.h"
@@ -248,6 +250,13 @@ Plan quantize(DType t, int64_t rows, int64_t cols) {
   return planForRoots({q, scale});
 }
 
+/// argmax of one row of n (the decode's `logits.argmax`, [1, 50257]): as
+/// many kernels as the index reduction takes (ops/index_reduction.h).
+Plan argmax(DType t, int64_t n) {
+  Handle x = wrap(input(t, {1, n}, 20));
+  return planForRoots({indexReductionOp(IndexReduction::ArgMax, *x, {}, false, false)});
+}
+
 /// x.dup over rows x cols: the plain elementwise kernel, the fused bench's
 /// "copy" row, whose bandwidth the row ops are held against.
 Plan copy(DType t, int64_t rows, int64_t cols) {
@@ -300,6 +309,7 @@ const Case kCases[] = {
     {"written_softmax_4096x768", [](DType t) { return writtenRowOp(t, OpKind::Softmax, 4096, 768); }, true},
     {"quantize_32768x1024", [](DType t) { return quantize(t, 32768, 1024); }, true},
     {"quantize_4096x4096", [](DType t) { return quantize(t, 4096, 4096); }, true},
+    {"argmax_1x50257", [](DType t) { return argmax(t, 50257); }, true},
     {"copy_32768x1024", [](DType t) { return copy(t, 32768, 1024); }, true},
     {"copy_4096x4096", [](DType t) { return copy(t, 4096, 4096); }, true},
 };
