@@ -6,8 +6,8 @@
 // of operators (written_*: a row program), quantize_symmetric and x.dup
 // (the elementwise copy the row ops are held against) at issue 5's large
 // shapes, and argmax of the decode's logits (argmax_1x50257: each of the
-// kernels its reductions take), the same way (their "weight" is the rows x: weight_gb_s counts
-// its read alone, not the write).
+// kernels its reductions take), the same way (their "weight" is the rows
+// x: weight_gb_s counts its read alone, not the write).
 //
 // Each case builds the plan the engine builds for one of the step's ops
 // (the same fusion: a layer_norm prologue, a bias or residual epilogue),

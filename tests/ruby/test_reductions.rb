@@ -240,10 +240,9 @@ class TestReductions < Minitest::Test
     a[1, 7] = Float::NAN
     a[2, true] = Float::NAN
     rows = a.to_a
-    first = ->(r, m) { r.index(m) }
     numbers = rows.map { |r| r.reject(&:nan?) }
-    argmax = rows.zip(numbers).map { |r, v| v.empty? ? 0 : first.(r, v.max) }
-    argmin = rows.zip(numbers).map { |r, v| v.empty? ? 0 : first.(r, v.min) }
+    argmax = rows.zip(numbers).map { |r, v| v.empty? ? 0 : r.index(v.max) }
+    argmin = rows.zip(numbers).map { |r, v| v.empty? ? 0 : r.index(v.min) }
     assert_equal argmax, a.argmax(axis: 1).to_a
     assert_equal argmin, a.argmin(axis: 1).to_a
     assert_equal [argmax[0], 7, 0], a.argmax(axis: 1, nan: true).to_a
