@@ -1112,6 +1112,8 @@ struct GemvTilingRule {
 /// fastest at the same lanes as the plain ones.)
 constexpr GemvTilingRule kGemvTilingRule{2, 8, 4, 4};
 
+size_t alignTo16(size_t n) { return (n + 15) / 16 * 16; }
+
 /// The column tiles of n columns, `lanes` threads of `cv` columns a tile
 /// (the kernel's `tiles`).
 int64_t columnTiles(int64_t n, int64_t lanes, int64_t cv) {

@@ -484,10 +484,6 @@ bool gemvPrologueTerms(const Kernel &k);
 /// counter per column tile, then every block's partials (0 when unsplit).
 size_t gemvScratchBytes(const Kernel &k, const LaunchConfig &launch);
 
-/// `n` rounded up to 16 bytes: where a kernel's scratch places the next
-/// part (counters, then partials).
-inline size_t alignTo16(size_t n) { return (n + 15) / 16 * 16; }
-
 // Rowwise kernels (cuda_rowwise_codegen.cpp).
 void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::string &os);
 LaunchConfig rowwiseLaunch(const Kernel &k, const DeviceModel &model);
