@@ -1,5 +1,8 @@
 #include "fusion/plan_print.h"
 
+#include "fusion/kernel_order.h"
+
+#include "ops/matmul.h"
 #include "ops/opaque.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -61,27 +64,10 @@ std::vector<KernelSummary> summarize(const Plan &plan) {
     s.kind = kindOf(k);
     s.why = k.why;
     s.ops = kernelOpNames(k);
-    llvm::SmallVector<uint32_t, 8> reads, writes;
-    for (const Load &l : k.operands)
-      if (!llvm::is_contained(reads, l.buffer))
-        reads.push_back(l.buffer);
-    for (const Load &l : k.loads)
-      if (!llvm::is_contained(reads, l.buffer))
-        reads.push_back(l.buffer);
-    for (const Store &st : k.stores)
-      if (st.through && !llvm::is_contained(reads, st.through->table))
-        reads.push_back(st.through->table);
-    for (const Store &st : k.stores)
-      if (!llvm::is_contained(writes, st.buffer))
-        writes.push_back(st.buffer);
-    if (k.prologue.stored && !llvm::is_contained(writes, k.prologue.out.buffer))
-      writes.push_back(k.prologue.out.buffer);
-    for (const Reduce &r : k.reduces)
-      if (!llvm::is_contained(writes, r.buffer))
-        writes.push_back(r.buffer);
-    for (uint32_t b : reads)
+    KernelAccess access = kernelAccess(k);
+    for (uint32_t b : access.reads)
       s.inputs.push_back(describeBuffer(plan, b));
-    for (uint32_t b : writes)
+    for (uint32_t b : access.writes)
       s.outputs.push_back(describeBuffer(plan, b));
     out.push_back(std::move(s));
   }
@@ -90,6 +76,16 @@ std::vector<KernelSummary> summarize(const Plan &plan) {
 
 std::string planToText(const Plan &plan) {
   std::vector<KernelSummary> ks = summarize(plan);
+  // What each kernel waits for on a GPU (fusion/kernel_order.h), cuBLAS's
+  // products one after another.
+  std::vector<uint32_t> all(plan.kernels.size());
+  for (uint32_t i = 0; i < all.size(); ++i)
+    all[i] = i;
+  auto waits = kernelWaits(plan, all, [&](uint32_t i) {
+    const Kernel &k = plan.kernels[i];
+    return k.kind == Kernel::Kind::Opaque && k.opaqueOp == OpKind::MatMul &&
+           !isSmallProduct(k.opaqueDtype, k.operandShapes[0], k.operandShapes[1]);
+  });
   std::string out = "Cumo::Plan: " + std::to_string(ks.size()) +
                     (ks.size() == 1 ? " kernel" : " kernels") + "\n";
   for (size_t i = 0; i < ks.size(); ++i) {
@@ -104,6 +100,14 @@ std::string planToText(const Plan &plan) {
       out += "      writes " + o + "\n";
     if (!s.why.empty())
       out += "      why: " + s.why + "\n";
+    if (i > 0 && waits[i].empty())
+      out += "      after: none (shares no buffer with the kernels before it)\n";
+    else if (i > 0 && !(waits[i].size() == 1 && waits[i][0] == i - 1)) {
+      out += "      after:";
+      for (uint32_t j : waits[i])
+        out += " [" + std::to_string(j) + "]";
+      out += "\n";
+    }
   }
   return out;
 }

@@ -3,6 +3,7 @@
 // Engine::explain, which runs the scheduler and lowering without running
 // anything. The CPU executor plans against the default GPU model, so these
 // are the plans a GPU would run.
+#include "fusion/kernel_order.h"
 #include "fusion/lower.h"
 #include "fusion/plan_print.h"
 #include "fusion/schedule.h"
@@ -11,6 +12,7 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <string>
 
 using namespace cumo;
@@ -626,6 +628,143 @@ TEST_CASE("plan_print: text and dot name the kernels and their ops") {
   CHECK(dot.find("label=\"buffer\\nSFloat[3]\"") != std::string::npos);
   CHECK(dot.find("->") != std::string::npos);
   CHECK(dot.substr(dot.size() - 2) == "}\n");
+}
+
+namespace {
+
+/// A plan of `buffers` buffers and one elementwise kernel per entry of
+/// `kernels`: the buffers it loads, then those it stores.
+Plan accessPlan(uint32_t buffers,
+                std::vector<std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> kernels) {
+  Plan plan;
+  plan.buffers.resize(buffers);
+  for (auto &[reads, writes] : kernels) {
+    Kernel k;
+    for (uint32_t b : reads) {
+      Load l;
+      l.buffer = b;
+      k.loads.push_back(l);
+    }
+    for (uint32_t b : writes) {
+      Store st;
+      st.buffer = b;
+      k.stores.push_back(st);
+    }
+    plan.kernels.push_back(std::move(k));
+  }
+  return plan;
+}
+
+/// Each kernel's waits as "{a,b}", the kernels' one after another.
+std::string waitsOf(const Plan &plan, std::function<bool(uint32_t)> serial = nullptr) {
+  std::vector<uint32_t> all;
+  for (uint32_t i = 0; i < plan.kernels.size(); ++i)
+    all.push_back(i);
+  std::string out;
+  for (const auto &w :
+       kernelWaits(plan, all, [&](uint32_t i) { return serial && serial(i); })) {
+    out += "{";
+    for (size_t j = 0; j < w.size(); ++j)
+      out += (j ? "," : "") + std::to_string(w[j]);
+    out += "}";
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("kernel order: a kernel waits only for those it shares a buffer with") {
+  // 0 writes b0; 1 writes b1 (shares nothing: waits for none); 2 reads
+  // b0 and b1; 3 reads b0 again (a read after a read waits for the
+  // writer only); 4 writes b0 (after its readers 2 and 3, which already
+  // follow 0: no edge of its own to 0); 5 writes b1 after 2 read it.
+  Plan plan = accessPlan(4, {{{}, {0}},
+                             {{}, {1}},
+                             {{0, 1}, {2}},
+                             {{0}, {3}},
+                             {{}, {0}},
+                             {{}, {1}}});
+  CHECK(waitsOf(plan) == "{}{}{0,1}{0}{2,3}{2}");
+}
+
+TEST_CASE("kernel order: a path already orders a kernel, so no edge repeats it") {
+  // A chain 0 -> 1 -> 2 where 2 also reads 0's buffer: 2 waits for 1 alone.
+  Plan plan = accessPlan(3, {{{}, {0}}, {{0}, {1}}, {{0, 1}, {2}}});
+  CHECK(waitsOf(plan) == "{}{0}{1}");
+}
+
+TEST_CASE("kernel order: an in-place write's buffer is its donor's memory") {
+  // Buffer 2 is an in-place write into input 0: kernel 1, which writes
+  // it, waits for kernel 0, which read input 0.
+  Plan plan = accessPlan(3, {{{0}, {1}}, {{}, {2}}});
+  plan.buffers[2].donor = 0;
+  CHECK(waitsOf(plan) == "{}{0}");
+  plan.buffers[2].donor = -1;
+  CHECK(waitsOf(plan) == "{}{}");
+}
+
+TEST_CASE("kernel order: serial kernels follow one another") {
+  // Kernels 0 and 2 share nothing but are serial (cuBLAS calls sharing a
+  // workspace); 1 is not.
+  Plan plan = accessPlan(3, {{{}, {0}}, {{}, {1}}, {{}, {2}}});
+  CHECK(waitsOf(plan, [](uint32_t i) { return i != 1; }) == "{}{}{0}");
+}
+
+TEST_CASE("kernel order: partials, folds and a stored prologue count as accesses") {
+  Kernel reducer;
+  Reduce r;
+  r.buffer = 1;
+  r.partials = 2;
+  reducer.reduces.push_back(r);
+  Kernel reader;
+  Fold f;
+  f.partials = 2;
+  f.buffer = 1;
+  reader.folds.push_back(f);
+  KernelAccess a = kernelAccess(reducer);
+  CHECK(a.reads.empty());
+  CHECK(std::vector<uint32_t>(a.writes.begin(), a.writes.end()) == std::vector<uint32_t>{1, 2});
+  KernelAccess b = kernelAccess(reader);
+  CHECK(std::vector<uint32_t>(b.reads.begin(), b.reads.end()) == std::vector<uint32_t>{2});
+  CHECK(std::vector<uint32_t>(b.writes.begin(), b.writes.end()) == std::vector<uint32_t>{1});
+  Kernel product;
+  product.kind = Kernel::Kind::Opaque;
+  product.prologue.op = OpKind::LayerNorm;
+  product.prologue.stored = true;
+  product.prologue.out.buffer = 4;
+  Store through;
+  through.buffer = 5;
+  through.through = TableWrite{};
+  through.through->table = 6;
+  product.stores.push_back(through);
+  KernelAccess c = kernelAccess(product);
+  CHECK(std::vector<uint32_t>(c.reads.begin(), c.reads.end()) == std::vector<uint32_t>{6});
+  CHECK(std::vector<uint32_t>(c.writes.begin(), c.writes.end()) == std::vector<uint32_t>{5, 4});
+}
+
+TEST_CASE("kernel order: independent values of one flush wait for nothing") {
+  NoBudgetFlush guard;
+  H a = upload(DType::SFloat, {3}, iota(3));
+  H b = upload(DType::SFloat, {5}, iota(5));
+  H x = wrap(unaryOp(OpKind::Exp, *a));
+  H y = wrap(unaryOp(OpKind::Exp, *b));
+  H s = wrap(reduceOp(OpKind::Sum, *x, {}, false));
+  Plan plan = explain({x.get(), y.get(), s.get()});
+  CAPTURE(planToText(plan));
+  REQUIRE(plan.kernels.size() >= 2);
+  // y's kernel shares no buffer with x's: it waits for none, and
+  // neither does x's, the first.
+  size_t withY = plan.kernels.size();
+  for (size_t i = 0; i < plan.kernels.size(); ++i)
+    if (plan.kernels[i].domain == Shape({5}))
+      withY = i;
+  REQUIRE(withY < plan.kernels.size());
+  std::vector<uint32_t> all;
+  for (uint32_t i = 0; i < plan.kernels.size(); ++i)
+    all.push_back(i);
+  auto w = kernelWaits(plan, all, [](uint32_t) { return false; });
+  CHECK(w[withY].empty());
+  CHECK(w[0].empty());
 }
 
 TEST_CASE("plan_print: one kernel reads as singular") {

@@ -15,6 +15,7 @@
 #include "core/profile.h"
 #include "core/stats.h"
 #include "fusion/cuda_codegen.h"
+#include "fusion/kernel_order.h"
 #include "fusion/plan_print.h"
 #include "graph/cuda/cublas_matmul.h"
 #include "graph/cuda/early_start_edge.h"
@@ -90,7 +91,8 @@ class CudaExecutor final : public Executor {
 public:
   explicit CudaExecutor(CudaDevice *device)
       : device_(device),
-        earlyStarts_(device->model().ccMajor >= 9 && envFlag("CUMO_EARLY_START", true)) {
+        earlyStarts_(device->model().ccMajor >= 9 && envFlag("CUMO_EARLY_START", true)),
+        branches_(envFlag("CUMO_GRAPH_BRANCHES", true)) {
     for (ParamSlot &s : slots_)
       cudaCheck(cudaEventCreateWithFlags(&s.copied, cudaEventDisableTiming),
                 "cudaEventCreate");
@@ -136,6 +138,10 @@ private:
   /// (programmatic dependent launch, compute capability 9.0 on);
   /// CUMO_EARLY_START=0 chains them plainly, to measure what it saves.
   bool earlyStarts_ = false;
+  /// A graph's kernels wait only for those they share a buffer with
+  /// (fusion/kernel_order.h); CUMO_GRAPH_BRANCHES=0 chains every kernel
+  /// to the one before it, to measure what the branches save.
+  bool branches_ = true;
 };
 
 CachedPlan &CudaExecutor::lookup(const Plan &plan, llvm::ArrayRef<uint64_t> keys,
@@ -255,19 +261,52 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
   // each launch sets a pair.
   bool bracket = Profile::enabled() && !timeKernels;
   cudaEvent_t placeholder = bracket ? profiler_.placeholderEvent() : nullptr;
+  cudaGraphNode_t start = nullptr;
   if (bracket) {
     addEvent(placeholder);
-    cp.profileStart = last;
+    cp.profileStart = start = last;
   }
+  // Each node waits for the kernels it shares a buffer with
+  // (fusion/kernel_order.h), so kernels that share none run side by side;
+  // with CUMO_PROFILE=kernels the graph stays one chain, an event between
+  // every two kernels.
+  std::vector<llvm::SmallVector<uint32_t, 2>> waits;
+  if (!timeKernels && branches_) {
+    waits = kernelWaits(plan, cp.planIndex, [&](uint32_t i) { return !cp.kernels[i]; });
+  } else if (!timeKernels) {
+    waits.resize(cp.kernels.size());
+    for (uint32_t i = 1; i < waits.size(); ++i)
+      waits[i].push_back(i - 1);
+  }
+  llvm::SmallVector<bool, 16> waitedFor(cp.kernels.size(), false);
+  // The nodes node i follows: the kernels it waits for, or in a chain the
+  // node before it (the first node after the start event, which then
+  // starts every node that waits for no kernel).
+  auto predecessors = [&](size_t i) {
+    llvm::SmallVector<cudaGraphNode_t, 2> from;
+    if (timeKernels) {
+      if (last)
+        from.push_back(last);
+      return from;
+    }
+    for (uint32_t j : waits[i]) {
+      from.push_back(cp.nodes[j]);
+      waitedFor[j] = true;
+    }
+    if (from.empty() && start)
+      from.push_back(start);
+    return from;
+  };
   size_t earlyEdges = 0;
   for (size_t i = 0; i < cp.kernels.size(); ++i) {
     if (timeKernels)
       addEvent(cp.kernelEvents[i]);
+    llvm::SmallVector<cudaGraphNode_t, 2> from = predecessors(i);
     if (!cp.kernels[i]) {
       // cuBLAS: its calls captured as a child graph (the node clones it).
       cudaGraph_t child = matmul_.capture(cp.libraryWork[i]);
-      cudaError_t err = cudaGraphAddChildGraphNode(&cp.nodes[i], cp.graph, last ? &last : nullptr,
-                                                   last ? 1 : 0, child);
+      cudaError_t err = cudaGraphAddChildGraphNode(&cp.nodes[i], cp.graph, from.data(),
+                                                   from.size(), child);
       cudaCheck(err, "cudaGraphAddChildGraphNode");
       cp.libraryCaptured[i] = cp.libraryWork[i];
       last = cp.nodes[i];
@@ -280,24 +319,38 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
     p.kernelParams = args;
     cudaCheck(cudaGraphAddKernelNode(&cp.nodes[i], cp.graph, nullptr, 0, &p),
               "cudaGraphAddKernelNode");
-    // A chain: each kernel waits for the node before it; where that is a
-    // generated kernel (no profiling event between them), from its start
-    // (addEarlyStartEdge), else from its launch.
-    bool early = i > 0 && cp.kernels[i - 1] && !timeKernels && earlyStarts_ &&
-                 cp.kernels[i]->waitsForPriorGrids;
-    if (early && addEarlyStartEdge(cp.graph, last, cp.nodes[i]))
+    // Where the latest kernel it waits for is a generated one (and no
+    // profiling event lies between them), it may start early
+    // (addEarlyStartEdge: from that kernel's start); every other edge is
+    // from a node's end.
+    bool early = !timeKernels && earlyStarts_ && cp.kernels[i]->waitsForPriorGrids &&
+                 !waits[i].empty() && cp.kernels[waits[i].back()];
+    if (early && addEarlyStartEdge(cp.graph, from.back(), cp.nodes[i])) {
       ++earlyEdges;
-    else if (last)
-      cudaCheck(cudaGraphAddDependencies(cp.graph, &last, &cp.nodes[i], nullptr, 1),
+      from.pop_back();
+    }
+    if (!from.empty())
+      cudaCheck(cudaGraphAddDependencies(cp.graph, from.data(), &cp.nodes[i], nullptr,
+                                         from.size()),
                 "cudaGraphAddDependencies");
     last = cp.nodes[i];
   }
+  if (!timeKernels) {
+    // The graph ends when every node no other waits for has.
+    llvm::SmallVector<cudaGraphNode_t, 4> ends;
+    for (size_t i = 0; i < cp.kernels.size(); ++i)
+      if (!waitedFor[i])
+        ends.push_back(cp.nodes[i]);
+    if (bracket) {
+      cudaGraphNode_t node;
+      cudaCheck(cudaGraphAddEventRecordNode(&node, cp.graph, ends.data(), ends.size(),
+                                            placeholder),
+                "cudaGraphAddEventRecordNode");
+      cp.profileEnd = node;
+    }
+  }
   if (timeKernels)
     addEvent(cp.kernelEvents.back());
-  if (bracket) {
-    addEvent(placeholder);
-    cp.profileEnd = last;
-  }
   ++Stats::get().graphs_built;
   if (!plan.dumpStem.empty()) {
     // CUMO_DUMP_GRAPH: the graph as CUDA sees it; a failure only loses the file.

@@ -138,6 +138,48 @@ class TestReplay < Minitest::Test
     end
   end
 
+  # A graph's kernels wait only for those they share a buffer with
+  # (fusion/kernel_order.h): here two gathers at a device index and a mask
+  # share nothing, a cache is read and then written in place at a device
+  # position (the write waits for the read), and reductions are folded by
+  # their readers. The answers are those of the same graphs chained
+  # kernel after kernel (CUMO_GRAPH_BRANCHES=0), bit for bit, and each
+  # token's plan is one replay.
+  def test_kernels_that_share_no_buffer_run_beside_each_other
+    script = <<~RUBY
+      require "cumo/narray"
+      table = Cumo::SFloat.new(50, 64).seq(0, 1e-3)
+      rows = Cumo::SFloat.new(20, 64).seq(1, 2e-3)
+      cache = Cumo::SFloat.zeros(20, 64)
+      positions = Cumo::Int32.new(20).seq
+      tok = Cumo::Int32[3][0]
+      pos = Cumo::Int32.zeros(1)
+      out = []
+      12.times do
+        x = table[tok, true] + rows[pos, true]            # two gathers, side by side
+        mask = Cumo::SFloat.cast(positions.gt(pos)) * -1e9 # shares nothing with them
+        seen = (cache * x.reshape(1, 64)).sum(axis: 1)     # reads the cache
+        cache[pos, true] = x * 0.5                         # then writes it in place
+        score = (seen + mask).max
+        tok = ((x.sum * 7 + score * 0).abs.floor % 50).cast_to(Cumo::Int32)
+        pos = pos + 1
+        Cumo.flush
+        out << score << x.sum
+      end
+      vals = out.map { |v| Float(v) } + [Float(cache.sum)]
+      puts [vals.pack("e*").unpack1("H*"), Cumo.stats[:graph_replays]].join(" ")
+    RUBY
+    run = lambda do |env|
+      out, err, status = Open3.capture3(env, RbConfig.ruby, "-e", script)
+      assert status.success?, err
+      out.split
+    end
+    branched, replays = run.call({})
+    chained, = run.call({ "CUMO_GRAPH_BRANCHES" => "0" })
+    assert_equal chained, branched, "branches change no answer"
+    assert_operator replays.to_i, :>=, 10
+  end
+
   # CUMO_PROFILE=1's device time: each replay is bracketed by the graph's
   # own first and last event nodes, so a replay on an idle stream (after a
   # read) counts the kernels' time, not the host's time to submit them.
