@@ -194,6 +194,8 @@ std::string valueExpr(const KernelShape &s, uint32_t id) {
     llvm_unreachable("a row's fold is declared by its pass (cuda_rowwise_codegen.cpp)");
   case Value::Kind::Result:
     return kResultName;
+  case Value::Kind::Gather:
+    llvm_unreachable("a gather read is declared by emitGatherRead");
   case Value::Kind::Op:
     break;
   }
@@ -267,9 +269,48 @@ void emitBoxes(const KernelShape &s, std::string &os, int indent) {
 
 std::string valueName(uint32_t id) { return var(id); }
 
+namespace {
+
+/// A gather read (GatherRead): 0 unless the position lies in the array
+/// (and the element's box holds), else the element it names, found by
+/// unravelling the position over the extents where the array is not
+/// dense. A checked position outside flags the error word and the tag.
+void emitGatherRead(const KernelShape &s, uint32_t id, std::string &os, int indent) {
+  const Value &v = s.values[id];
+  const GatherShape &g = s.gathers[v.ref];
+  std::string a = "P.ga" + std::to_string(v.ref), q = "q_" + var(id);
+  line(os, indent, cType(v.dtype).str() + " " + var(id) + " = " + zeroExpr(v.dtype) + ";");
+  line(os, indent, "if (" + (v.basis != 0 ? pred(v.basis) : std::string("true")) + ") {");
+  int in = indent + 2;
+  line(os, in, "const long long " + q + " = (long long)" + var(v.args[0]) + ";");
+  line(os, in, "if (" + q + " >= 0 && " + q + " < " + a + "_n) {");
+  if (g.dense) {
+    line(os, in + 2, var(id) + " = " + a + "[" + a + "_off + " + q + "];");
+  } else {
+    line(os, in + 2, "long long at = " + a + "_off, rest = " + q + ";");
+    for (int32_t d = g.rank; d-- > 0;) {
+      std::string D = "[" + std::to_string(d) + "]";
+      line(os, in + 2, "at += (rest % " + a + "_ext" + D + ") * " + a + "_s" + D + ";");
+      if (d > 0)
+        line(os, in + 2, "rest /= " + a + "_ext" + D + ";");
+    }
+    line(os, in + 2, var(id) + " = " + a + "[at];");
+  }
+  if (g.checked) {
+    line(os, in, "} else {");
+    emitFlagIndex(os, in + 2);
+  }
+  line(os, in, "}");
+  line(os, indent, "}");
+}
+
+} // namespace
+
 void emitValue(const KernelShape &s, uint32_t id, std::string &os, int indent,
                llvm::function_ref<std::string(uint32_t)> loadExpr) {
   const Value &v = s.values[id];
+  if (v.kind == Value::Kind::Gather)
+    return emitGatherRead(s, id, os, indent);
   std::string t = cType(v.dtype).str();
   std::string e = v.kind == Value::Kind::Load && loadExpr ? loadExpr(v.ref) : "";
   if (e.empty())

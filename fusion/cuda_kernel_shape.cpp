@@ -91,6 +91,11 @@ void checkValue(const Kernel &k, const Value &v, uint32_t id) {
     if (v.ref >= k.generators.size())
       unsupported("generator out of range");
     return;
+  case Value::Kind::Gather:
+    if (v.ref >= k.gathers.size() || v.args.size() != 1 ||
+        k.values[v.args[0]].dtype != DType::Int64 || v.dtype != k.gathers[v.ref].dtype)
+      unsupported("malformed gather read");
+    return;
   case Value::Kind::Select:
     if (v.ref == 0 || v.ref >= k.bases.size() || v.args.size() != 2)
       unsupported("malformed select");
@@ -226,6 +231,12 @@ void analyzeElements(const Kernel &k, KernelShape &s) {
     s.generators.push_back({genMode(g), g.dtype, classify(g.flatIndex, k)});
     checkIndex(s.generators.back().index);
   }
+  for (const GatherRead &g : k.gathers) {
+    if (g.strides.size() != g.extents.size())
+      unsupported("a gather read whose strides do not fit its extents");
+    s.gathers.push_back({g.dtype, int32_t(g.extents.size()), g.dense(), g.checked});
+    s.checksGather = s.checksGather || g.checked;
+  }
   for (uint32_t v = 0; v < k.values.size(); ++v) {
     checkValue(k, k.values[v], v);
     s.values.push_back(k.values[v]);
@@ -313,7 +324,7 @@ std::string vectorTypeDecl() {
 
 int32_t vectorWidth(const KernelShape &s) {
   if (s.kind != Kernel::Kind::Elementwise || !s.reduces.empty() || s.bases.size() != 1 ||
-      !s.generators.empty())
+      !s.generators.empty() || !s.gathers.empty())
     return 0;
   size_t widest = 0;
   bool linear = false;
@@ -386,6 +397,10 @@ uint64_t hashShape(const KernelShape &s) {
     h.add(uint64_t(g.dtype));
     addIndex(h, g.index);
   }
+  h.add(s.gathers.size());
+  for (const GatherShape &g : s.gathers)
+    h.add(uint64_t(g.dtype) | uint64_t(g.rank) << 8 | uint64_t(g.dense) << 40 |
+          uint64_t(g.checked) << 41);
   h.add(s.values.size());
   for (const Value &v : s.values) {
     h.add(uint64_t(v.kind));

@@ -115,6 +115,15 @@ struct GenShape {
   IndexShape index;
 };
 
+/// A GatherRead (fusion/plan.h): its element class, rank, and whether it
+/// is dense (element p at offset + p) and checked.
+struct GatherShape {
+  DType dtype = DType::DFloat;
+  int32_t rank = 0;
+  bool dense = true;
+  bool checked = false;
+};
+
 struct StoreShape {
   uint32_t value = 0;
   DType dtype = DType::DFloat;
@@ -171,6 +180,7 @@ struct KernelShape {
   llvm::SmallVector<LoadShape, 4> loads;
   llvm::SmallVector<DType, 2> params;
   llvm::SmallVector<GenShape, 1> generators;
+  llvm::SmallVector<GatherShape, 1> gathers;
   /// Values carry no run-time numbers, so they are copied as they are.
   llvm::SmallVector<Value, 8> values;
   llvm::SmallVector<StoreShape, 2> stores;
@@ -185,6 +195,10 @@ struct KernelShape {
   /// position out of range sets a bit in the error word too, and a write
   /// resolves repeated positions itself.
   bool checksIndex = false;
+  /// A GatherRead at positions computed on the device: a position out of
+  /// range sets the error word's bit and the kernel's tag (the `err` and
+  /// `tag` parameters, which a checked index op's have already).
+  bool checksGather = false;
   /// An index write whose positions cannot repeat (positionsAreDistinct):
   /// no thread looks for a later write of its position.
   bool distinctPositions = false;

@@ -197,6 +197,21 @@ void describeElements(const KernelShape &s, const Kernel *k, Fields &f) {
     f.index(indexed("ld", i), l.index, ld ? &ld->index : nullptr);
   }
 
+  // A gather read: its array, where element 0 lies, and its size; a
+  // strided one its extents and strides too.
+  for (size_t i = 0; i < s.gathers.size(); ++i) {
+    const GatherShape &g = s.gathers[i];
+    auto read = [&, i]() -> const GatherRead & { return k->gathers[i]; };
+    f.ptr(indexed("ga", i), "const " + cType(g.dtype).str() + "*",
+          [&] { return f.buffer(read().buffer); });
+    f.i64(indexed("ga", i, "_off"), [&] { return read().offset; });
+    f.i64(indexed("ga", i, "_n"), [&] { return read().size(); });
+    if (!g.dense) {
+      f.i64s(indexed("ga", i, "_ext"), size_t(g.rank), [&](size_t d) { return read().extents[d]; });
+      f.i64s(indexed("ga", i, "_s"), size_t(g.rank), [&](size_t d) { return read().strides[d]; });
+    }
+  }
+
   for (size_t i = 0; i < s.generators.size(); ++i) {
     const GenShape &g = s.generators[i];
     const Generator *gen = k ? &k->generators[i] : nullptr;
@@ -285,6 +300,21 @@ void describeErrorWord(const PackInputs *in, Fields &f) {
     f.note(ParamPatch::Kind::ErrorWord, 0);
     return in->errorWord;
   });
+}
+
+/// The error word and the kernel's tag of a kernel whose elements check
+/// gather positions (a checked index op has both already), or the word
+/// alone where they only divide integers.
+void describeElementChecks(const KernelShape &s, const PackInputs *in, const Kernel *k,
+                           Fields &f) {
+  if (s.checksIndex || (!s.checksDivision && !s.checksGather))
+    return;
+  describeErrorWord(in, f);
+  if (s.checksGather)
+    f.i64("tag", [&] {
+      f.note(ParamPatch::Kind::CheckTag, 0);
+      return int64_t(k->checkTag);
+    });
 }
 
 /// Scalars last: the narrow ones then pack without padding between the
@@ -381,8 +411,7 @@ void describeParams(const KernelShape &s, const PackInputs *in,
     if (s.hasEpilogue()) {
       describeElements(s, k, f);
       // (An epilogue's checked index write has the error word above.)
-      if (s.checksDivision && !s.checksIndex)
-        describeErrorWord(in, f);
+      describeElementChecks(s, in, k, f);
       describeScalars(s, k, f);
     }
     return;
@@ -427,8 +456,7 @@ void describeParams(const KernelShape &s, const PackInputs *in,
           [&] { return f.buffer(k->folds[i].buffer); });
   }
 
-  if (s.checksDivision)
-    describeErrorWord(in, f);
+  describeElementChecks(s, in, k, f);
 
   if (s.strategy == ReduceStrategy::Grid) {
     f.ptr("counter", "unsigned int*", [&] {

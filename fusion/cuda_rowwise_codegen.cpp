@@ -63,6 +63,7 @@ ValuePlan planValues(const KernelShape &s) {
       p.folds.push_back(id);
       break;
     case Value::Kind::Op:
+    case Value::Kind::Gather:
       for (uint32_t a : v.args) {
         p.varies[id] = p.varies[id] || p.varies[a];
         p.level[id] = std::max(p.level[id], p.level[a]);

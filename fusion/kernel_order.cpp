@@ -26,6 +26,8 @@ KernelAccess kernelAccess(const Kernel &k) {
       addOnce(a.reads, st.through->table);
   for (const Fold &f : k.folds)
     addOnce(a.reads, f.partials);
+  for (const GatherRead &g : k.gathers)
+    addOnce(a.reads, g.buffer);
   for (const Store &st : k.stores)
     addOnce(a.writes, st.buffer);
   if (k.prologue.stored)

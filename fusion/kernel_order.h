@@ -26,7 +26,8 @@ struct KernelAccess {
 };
 
 /// Everything kernel `k` reads (operands, loads, the tables of its
-/// writes through tables, the partials it folds) and writes (stores, a
+/// writes through tables, the partials it folds, the arrays it gathers
+/// from) and writes (stores, a
 /// stored prologue, its reductions and their partials, the reductions it
 /// folds).
 KernelAccess kernelAccess(const Kernel &k);

@@ -194,6 +194,9 @@ private:
   uint32_t instance(const Node *x, int32_t basis, const AffineMap &map,
                     bool compute = false);
   uint32_t expand(const Node *x, int32_t basis, const AffineMap &map);
+  /// An inlined gather (isInlinedGather): its array's element at the
+  /// position its table holds at the element, computed here.
+  uint32_t gatherRead(const Node *x, int32_t basis, const AffineMap &map);
   /// A Rowwise kernel's fold of reduction member `r` over each row.
   uint32_t rowReduce(const Node *r);
   void lowerRows(const Schedule::KernelSlot &slot);
@@ -427,7 +430,52 @@ uint32_t Lowering::instance(const Node *x, int32_t basis, const AffineMap &map,
   return v;
 }
 
+uint32_t Lowering::gatherRead(const Node *x, int32_t basis, const AffineMap &map) {
+  const Node *array = x->input(0), *table = x->input(1);
+  const Layout &l = array->layout();
+  GatherRead g;
+  g.buffer = inputBuffer(array);
+  g.dtype = array->dtype();
+  g.offset = l.offset;
+  g.extents = toShape(array->shape());
+  g.strides = l.strides;
+  g.checked = readsDeviceTable(*x);
+  uint32_t ref = 0;
+  for (; ref < k_->gathers.size(); ++ref) {
+    const GatherRead &o = k_->gathers[ref];
+    if (o.buffer == g.buffer && o.dtype == g.dtype && o.offset == g.offset &&
+        o.extents == g.extents && o.strides == g.strides && o.checked == g.checked)
+      break;
+  }
+  if (ref == k_->gathers.size())
+    k_->gathers.push_back(std::move(g));
+  // The table holds the positions in the result's row-major order: in its
+  // shape, or as one row of as many.
+  AffineMap toTable;
+  if (table->shape() == x->shape()) {
+    toTable = AffineMap::identity(x->ndim());
+  } else {
+    Strides flat = contiguousStrides(x->shape());
+    toTable.inRank = 1;
+    toTable.outRank = x->ndim();
+    toTable.matrix.assign(flat.begin(), flat.end());
+    toTable.offset.assign(1, 0);
+  }
+  Value v;
+  v.kind = Value::Kind::Gather;
+  v.op = x->op();
+  v.dtype = x->dtype();
+  v.basis = basis;
+  v.ref = ref;
+  v.args = {instance(table, basis, toTable.compose(map))};
+  return addValue(std::move(v));
+}
+
 uint32_t Lowering::expand(const Node *x, int32_t basis, const AffineMap &map) {
+  if (isInlinedGather(x)) {
+    noteNode(x);
+    return gatherRead(x, basis, map);
+  }
   noteNode(x);
   Value v;
   v.dtype = x->dtype();
@@ -782,6 +830,10 @@ Kernel Lowering::lowerKernel(const Schedule::KernelSlot &slot) {
 }
 
 } // namespace
+
+bool GatherRead::dense() const {
+  return strides == contiguousStrides(extents);
+}
 
 int64_t Kernel::reduceOutputs() const {
   int64_t n = 1;

@@ -99,6 +99,25 @@ struct Generator {
   const Node *node = nullptr;
 };
 
+/// An element read at a position computed in the kernel (a gather whose
+/// array is settled, fusion/schedule.h): element `p` of the array in
+/// row-major order, p the Int64 value the Value's args[0] names, lies at
+/// offset + sum(c[d] * strides[d]) where c unravels p over `extents`.
+/// A position outside [0, size) reads 0; where the positions were computed
+/// on the device (`checked`) it also flags the error word with the
+/// kernel's checkTag, as the index kernels do.
+struct GatherRead {
+  uint32_t buffer = 0;
+  DType dtype = DType::DFloat;
+  int64_t offset = 0;
+  Shape extents;
+  Strides strides;
+  bool checked = false;
+  int64_t size() const { return numElements(extents); }
+  /// Row-major and dense: element p lies at offset + p.
+  bool dense() const;
+};
+
 /// One SSA value of a kernel.
 struct Value {
   enum class Kind : uint8_t {
@@ -115,6 +134,8 @@ struct Value {
     /// element (the domain is the result's shape), in `dtype`, as the op
     /// rounds it. It is value 0 of such a kernel.
     Result,
+    /// ref: index into Kernel::gathers; args[0]: the Int64 position.
+    Gather,
   };
   Kind kind = Kind::Op;
   OpKind op = OpKind::Copy;
@@ -240,6 +261,7 @@ struct Kernel {
   llvm::SmallVector<Load, 4> loads;
   llvm::SmallVector<Param, 2> params;
   llvm::SmallVector<Generator, 1> generators;
+  llvm::SmallVector<GatherRead, 1> gathers;
   llvm::SmallVector<Value, 8> values;
   llvm::SmallVector<Store, 2> stores;
   llvm::SmallVector<Reduce, 1> reduces;
@@ -274,8 +296,9 @@ struct Kernel {
   /// Small products: the row op computed before the product (none when
   /// prologue.op is Copy).
   Prologue prologue;
-  /// An opaque kernel that checks values only the device knows (a gather
-  /// or write at device positions): this flush's tag for it, which a failed
+  /// A kernel that checks values only the device knows (a gather or
+  /// write at device positions, or a GatherRead computed inline): this
+  /// flush's tag for it, which a failed
   /// check leaves in the error word's second word (Device::errorWord), so
   /// the engine can name the op that failed. Set per flush, like params.
   uint32_t checkTag = kNoCheckTag;

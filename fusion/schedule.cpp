@@ -57,11 +57,19 @@ bool updateIsBox(const Node *u) {
   return true;
 }
 
+bool isInlinedGather(const Node *x) {
+  if (x->op() != OpKind::Gather || !x->input(0)->isMaterialized())
+    return false;
+  const Node *table = x->input(1);
+  return table->shape() == x->shape() || (table->ndim() == 1 && table->size() == x->size());
+}
+
 bool Schedule::isInlineable(const Node *x, const Facts &f) {
   switch (opCategory(x->op())) {
   case OpCategory::Reduce:
-  case OpCategory::Opaque:
     return false;
+  case OpCategory::Opaque:
+    return isInlinedGather(x);
   case OpCategory::Update:
     return f.box;
   default:
@@ -315,7 +323,10 @@ private:
   }
 
   void analyzeNode(const Node *n, Schedule::Facts &f) {
-    switch (opCategory(n->op())) {
+    // An inlined gather is an element op of its table (its array is
+    // settled: readable anywhere).
+    OpCategory category = isInlinedGather(n) ? OpCategory::Unary : opCategory(n->op());
+    switch (category) {
     case OpCategory::Source:
       f.avail = 0;
       f.cost = 1;
@@ -819,7 +830,7 @@ void Scheduler::group() {
       separate.push_back(std::move(slot));
       continue;
     }
-    if (isOpaque(n->op())) {
+    if (isOpaque(n->op()) && !isInlinedGather(n)) {
       Slot slot{Slot::Kind::Opaque, f.avail - 1, toShape(n->shape()), {i}, ""};
       slot.why = "an opaque op runs its own implementation";
       if (product) {

@@ -141,4 +141,12 @@ bool canWriteInPlace(const Node &n);
 /// Whether an Update's target is a slice a box basis can invert.
 bool updateIsBox(const Node *update);
 
+/// Whether gather `x` is computed inline by the kernels that read it, an
+/// element read at a position computed there (GatherRead), rather than by
+/// an index kernel of its own: its array is settled (a decode step's
+/// embedding tables), and its table lies as its result does, or is that
+/// many positions in a row. The position table's ops are then inlined too,
+/// so `wte[tok, true] + wpe[pos, true]` is one kernel, not four.
+bool isInlinedGather(const Node *x);
+
 } // namespace cumo

@@ -277,6 +277,9 @@ private:
     case Value::Kind::Op:
       applyOp(v, out);
       return;
+    case Value::Kind::Gather:
+      gather(k_.gathers[v.ref], values_[v.args[0]].as<int64_t>(), pred, out);
+      return;
     case Value::Kind::Result: {
       size_t size = sizeOf(v.dtype);
       std::memcpy(out.bytes, result_ + start_ * size, size_t(lanes_) * size);
@@ -289,6 +292,32 @@ private:
         std::memcpy(out.bytes + l * size, rowValue_[id].data(), size);
       return;
     }
+    }
+  }
+
+  /// A GatherRead at each lane's position: the element, or 0 outside the
+  /// array (flagged where the positions were computed on the device), as
+  /// the CUDA kernels read it.
+  void gather(const GatherRead &g, const int64_t *position, const uint8_t *pred, Tile &out) {
+    const char *base = static_cast<const char *>(buffers_[g.buffer]->data());
+    size_t size = sizeOf(g.dtype);
+    int64_t n = g.size();
+    std::memset(out.bytes, 0, size_t(lanes_) * size);
+    for (int64_t l = 0; l < lanes_; ++l) {
+      if (!pred[l])
+        continue;
+      int64_t q = position[l];
+      if (q < 0 || q >= n) {
+        if (g.checked)
+          flagIndexOutOfRange(static_cast<uint32_t *>(hostDevice()->errorWord()), k_.checkTag);
+        continue;
+      }
+      int64_t at = g.offset;
+      for (size_t d = g.extents.size(); d-- > 0;) {
+        at += q % g.extents[d] * g.strides[d];
+        q /= g.extents[d];
+      }
+      std::memcpy(out.bytes + l * size, base + at * int64_t(size), size);
     }
   }
 

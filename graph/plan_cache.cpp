@@ -214,16 +214,19 @@ PlanTemplate &PlanCache::insert(uint64_t key, Plan plan, llvm::ArrayRef<NodeRef>
     t->stored.push_back({positionOf(plan.storedNodes[i].get()), plan.storedBuffers[i]});
   for (uint32_t i = 0; i < plan.kernels.size(); ++i) {
     const Kernel &k = plan.kernels[i];
-    if (k.kind != Kernel::Kind::Opaque)
-      continue;
-    // An index kernel's op, or the first index write at device positions
-    // that a product's epilogue computes (its kernel has one tag).
+    // An index kernel's op, the first index write at device positions
+    // that a product's epilogue computes, or the first gather at device
+    // positions read inline (a kernel has one tag).
     auto checked = llvm::find_if(k.nodes, [&](const Node *n) {
       return (n->op() == OpKind::Gather || n->op() == OpKind::IndexWrite) && readsDeviceTable(*n);
     });
-    bool index = k.opaqueOp == OpKind::Gather || k.opaqueOp == OpKind::IndexWrite;
-    bool epilogue = llvm::any_of(k.stores, [](const Store &s) { return s.through && s.through->checked; });
-    if (checked != k.nodes.end() && (index || epilogue))
+    bool opaque = k.kind == Kernel::Kind::Opaque;
+    bool index = opaque && (k.opaqueOp == OpKind::Gather || k.opaqueOp == OpKind::IndexWrite);
+    bool epilogue = opaque && llvm::any_of(k.stores, [](const Store &s) {
+                      return s.through && s.through->checked;
+                    });
+    bool inlined = llvm::any_of(k.gathers, [](const GatherRead &g) { return g.checked; });
+    if (checked != k.nodes.end() && (index || epilogue || inlined))
       t->indexChecks.push_back({i, positionOf(*checked)});
   }
   for (Kernel &k : plan.kernels) {

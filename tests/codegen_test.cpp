@@ -245,11 +245,19 @@ Plan linearPlan(DType t, int64_t rows, int64_t cols, bool offset = false) {
   return planForRoots({z->value(), c->value(), f->value()});
 }
 
+/// An array of `shape` from `seed`: settled, or a pending copy of one (a
+/// gather from a settled array is read inline by the kernel that uses it,
+/// from a pending one by an index kernel).
+NodeRef fancyArray(DType t, Shape shape, uint64_t seed, bool settled) {
+  NodeRef a = input(t, std::move(shape), seed);
+  return settled ? a : copyOf(ArrayHandle(a));
+}
+
 /// a[[4, -1, 0, 4], true] read, and written back with its squares (Bit:
 /// itself), through
 /// a transposed view (the operands lie where they lie).
-Plan fancyPlan(DType t) {
-  Handle a = wrap(input(t, {7, 5}, 40));
+Plan fancyPlan(DType t, bool settled = true) {
+  Handle a = wrap(fancyArray(t, {7, 5}, 40, settled));
   ArrayHandle view(a->storageRef(), transposeLayout(a->layout(), {}, "transpose"));
   std::vector<FancyItem> items(2);
   items[0].isList = true;
@@ -268,8 +276,8 @@ Plan fancyPlan(DType t) {
 /// write resolves it on the device), a[tok, 1..3] with a 0-dim index, and a
 /// single index of two axes into every element. The tables are elementwise
 /// kernels; the gathers and the write check them.
-Plan deviceFancyPlan(DType t, int32_t shift = 0) {
-  Handle a = wrap(input(t, {7, 5}, 42));
+Plan deviceFancyPlan(DType t, int32_t shift = 0, bool settled = true) {
+  Handle a = wrap(fancyArray(t, {7, 5}, 42, settled));
   ArrayHandle view(a->storageRef(), transposeLayout(a->layout(), {}, "transpose"));
   std::vector<int32_t> rows = {3 + shift, -1, 0, 3 + shift};
   Handle r = wrap(uploadNode(DType::Int32, {4}, rows.data()));
@@ -1457,19 +1465,34 @@ TEST_CASE("scans are opaque kernels NVRTC compiles for every dtype") {
 }
 
 TEST_CASE("index arrays and sorts are opaque kernels NVRTC compiles for every dtype") {
+  auto opaque = [](const Plan &p) {
+    return llvm::count_if(p.kernels, [](const Kernel &k) { return k.kind == Kernel::Kind::Opaque; });
+  };
+  auto gathers = [](const Plan &p) {
+    size_t n = 0;
+    for (const Kernel &k : p.kernels)
+      n += size_t(llvm::count_if(k.values, [](const Value &v) { return v.kind == Value::Kind::Gather; }));
+    return n;
+  };
   for (int k = 0; k < kNumDTypes; ++k) {
     DType t = DType(k);
     CAPTURE(nameOf(t));
-    Plan fancy = fancyPlan(t);
-    CHECK(llvm::count_if(fancy.kernels, [](const Kernel &k) {
-            return k.kind == Kernel::Kind::Opaque;
-          }) == 2);
+    // From a pending array, each gather is an index kernel; from a settled
+    // one, the kernel that reads it reads its elements (the write stays).
+    Plan fancy = fancyPlan(t, false);
+    CHECK(opaque(fancy) == 2);
     compilePlan(fancy);
-    Plan device = deviceFancyPlan(t);
-    CHECK(llvm::count_if(device.kernels, [](const Kernel &k) {
-            return k.kind == Kernel::Kind::Opaque;
-          }) == 5);
+    Plan inlined = fancyPlan(t);
+    CHECK(opaque(inlined) == 1);
+    CHECK(gathers(inlined) == 1);
+    compilePlan(inlined);
+    Plan device = deviceFancyPlan(t, 0, false);
+    CHECK(opaque(device) == 5);
     compilePlan(device);
+    Plan deviceInlined = deviceFancyPlan(t);
+    CHECK(opaque(deviceInlined) == 1);
+    CHECK(gathers(deviceInlined) == 4);
+    compilePlan(deviceInlined);
     if (t != DType::Bit && !isComplex(t))
       compilePlan(sortPlan(t));
   }
@@ -1497,20 +1520,23 @@ TEST_CASE("sibling writes at one table's positions are one kernel, compiled for 
 }
 
 TEST_CASE("gathers and writes at device positions check them, in sources no index value changes") {
-  Plan a = deviceFancyPlan(DType::SFloat, 0);
-  Plan b = deviceFancyPlan(DType::SFloat, 1);
-  REQUIRE(a.kernels.size() == b.kernels.size());
-  for (size_t i = 0; i < a.kernels.size(); ++i) {
-    CAPTURE(i);
-    CHECK(kernelKey(a.kernels[i], h200()) == kernelKey(b.kernels[i], h200()));
-    std::string src = generateCuda(a.kernels[i], h200()).source;
-    CHECK(src == generateCuda(b.kernels[i], h200()).source);
-    if (a.kernels[i].kind == Kernel::Kind::Opaque)
-      CHECK(src.find("atomicMin(P.err + 1, (unsigned int)P.tag)") != std::string::npos);
+  for (bool settled : {false, true}) {
+    CAPTURE(settled);
+    Plan a = deviceFancyPlan(DType::SFloat, 0, settled);
+    Plan b = deviceFancyPlan(DType::SFloat, 1, settled);
+    REQUIRE(a.kernels.size() == b.kernels.size());
+    for (size_t i = 0; i < a.kernels.size(); ++i) {
+      CAPTURE(i);
+      CHECK(kernelKey(a.kernels[i], h200()) == kernelKey(b.kernels[i], h200()));
+      std::string src = generateCuda(a.kernels[i], h200()).source;
+      CHECK(src == generateCuda(b.kernels[i], h200()).source);
+      if (a.kernels[i].kind == Kernel::Kind::Opaque || !a.kernels[i].gathers.empty())
+        CHECK(src.find("atomicMin(P.err + 1, (unsigned int)P.tag)") != std::string::npos);
+    }
+    // Positions known on the host were checked at the call: no flag.
+    for (const Kernel &k : fancyPlan(DType::SFloat, settled).kernels)
+      CHECK(generateCuda(k, h200()).source.find("P.err") == std::string::npos);
   }
-  // Positions known on the host were checked at the call: no flag.
-  for (const Kernel &k : fancyPlan(DType::SFloat).kernels)
-    CHECK(generateCuda(k, h200()).source.find("P.err") == std::string::npos);
 }
 
 /// The row layouts of ops/row_layout.h: a warp per row with vector loads
@@ -2444,6 +2470,8 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
       CAPTURE(nameOf(t));
       compareWithCpu(fancyPlan(t), 0);
       compareWithCpu(deviceFancyPlan(t), 0);
+      compareWithCpu(fancyPlan(t, false), 0);
+      compareWithCpu(deviceFancyPlan(t, 0, false), 0);
       compareWithCpu(siblingWritesPlan(t, 1), 0);
       compareWithCpu(siblingWritesPlan(t, 2), 0);
       if (t != DType::Bit && !isComplex(t))

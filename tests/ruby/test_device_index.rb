@@ -137,6 +137,37 @@ class TestDeviceIndex < Minitest::Test
     assert_equal [8, 9, 10, 11], b[2, true].to_a
   end
 
+  # A gather from a settled array (a decode step's embedding tables) is
+  # read by the kernel that uses it, its position table computed there too:
+  # `wte[tok, true] + wpe[pos, true]` is one kernel, not four. It reads
+  # what the index kernel reads, from strided arrays too, and checks its
+  # positions as that does, naming the op and the line that failed.
+  def test_gathers_from_settled_arrays_are_read_by_the_kernels_that_use_them
+    wte = Cumo::DFloat.new(6, 4).seq
+    wpe = Cumo::DFloat.new(5, 4).seq(100, 1)
+    tok = Cumo::Int32[3].sum
+    pos = Cumo::Int32[1].sum
+    Cumo.sync
+    x = wte[tok, true] + wpe[pos, true]
+    plan = Cumo.explain(x)
+    assert_equal 1, plan.kernels.size, plan.to_s
+    assert_equal 2, plan.kernels[0][:ops].count(:gather), plan.to_s
+    assert_equal wte.to_a[3].zip(wpe.to_a[1]).map { |a, b| a + b }, x.to_a
+
+    t = wte.transpose # settled, strided
+    flat = t.to_a.flatten
+    assert_equal [[flat[5], flat[0]], [flat[11], flat[6]]], (t[Cumo::Int32[[5, 0], [11, 6]]] * 1).to_a
+    assert_equal t.to_a.map { |r| [r[5], r[0]] }, (t[true, Cumo::Int64[5, -6]] + 0).to_a
+    assert_equal t.to_a.map { |r| [r[5], r[0]] }, (t[true, [5, 0]] + 0).to_a
+
+    g = wte[Cumo::Int32[1, 7], true] * 2; line = __LINE__
+    e = assert_raises(IndexError) { g.to_a }
+    assert_match(/\A\[\[\]\] index out of range/, e.message)
+    assert_includes e.message, "#{File.basename(__FILE__)}:#{line}:in `[]'"
+    assert_equal [[8, 10, 12, 14], [0, 0, 0, 0]], g.to_a
+    assert_raises(IndexError) { Float((wte[Cumo::Int64[-25]] + 1).sum) }
+  end
+
   # Writes one after another that nothing reads in between write into one
   # buffer: no copy of the array a write (a loop of n writes copied it n
   # times). A write something else read keeps its own values.
