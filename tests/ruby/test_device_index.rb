@@ -168,6 +168,25 @@ class TestDeviceIndex < Minitest::Test
     assert_raises(IndexError) { Float((wte[Cumo::Int64[-25]] + 1).sum) }
   end
 
+  # An inlined gather feeds every kind of kernel that inlines values: a
+  # row program (softmax written out), a small product's epilogue, a
+  # reduction. Each answers what the same gathers from a pending copy of
+  # the table (read by index kernels) answer.
+  def test_inlined_gathers_feed_rows_products_and_reductions
+    table = Cumo::SFloat.new(7, 64).seq(-1, 0.03)
+    w = Cumo::SFloat.new(64, 16).seq(0.5, -0.01)
+    rows = Cumo::Int32[5, 0, 6]
+    Cumo.sync
+    run = lambda do |t|
+      g = t[rows, true]
+      e = Cumo::NMath.exp(g - g.max(axis: 1, keepdims: true))
+      [e / e.sum(axis: 1, keepdims: true), g[0, true].dot(w) + t[rows[1], 0..15], g.sum(axis: 0)]
+    end
+    inlined = run.call(table)
+    indexed = run.call(table + 0)
+    inlined.zip(indexed).each { |a, b| assert_equal b.to_a, a.to_a }
+  end
+
   # Writes one after another that nothing reads in between write into one
   # buffer: no copy of the array a write (a loop of n writes copied it n
   # times). A write something else read keeps its own values.
