@@ -472,11 +472,9 @@ uint32_t Lowering::gatherRead(const Node *x, int32_t basis, const AffineMap &map
 }
 
 uint32_t Lowering::expand(const Node *x, int32_t basis, const AffineMap &map) {
-  if (isInlinedGather(x)) {
-    noteNode(x);
-    return gatherRead(x, basis, map);
-  }
   noteNode(x);
+  if (isInlinedGather(x))
+    return gatherRead(x, basis, map);
   Value v;
   v.dtype = x->dtype();
   v.basis = basis;
