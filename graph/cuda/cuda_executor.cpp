@@ -92,7 +92,7 @@ public:
   explicit CudaExecutor(CudaDevice *device)
       : device_(device),
         earlyStarts_(device->model().ccMajor >= 9 && envFlag("CUMO_EARLY_START", true)),
-        branches_(envFlag("CUMO_GRAPH_BRANCHES", true)) {
+        branches_(envFlag("CUMO_GRAPH_BRANCHES", false)) {
     for (ParamSlot &s : slots_)
       cudaCheck(cudaEventCreateWithFlags(&s.copied, cudaEventDisableTiming),
                 "cudaEventCreate");
@@ -138,10 +138,14 @@ private:
   /// (programmatic dependent launch, compute capability 9.0 on);
   /// CUMO_EARLY_START=0 chains them plainly, to measure what it saves.
   bool earlyStarts_ = false;
-  /// A graph's kernels wait only for those they share a buffer with
-  /// (fusion/kernel_order.h); CUMO_GRAPH_BRANCHES=0 chains every kernel
-  /// to the one before it, to measure what the branches save.
-  bool branches_ = true;
+  /// CUMO_GRAPH_BRANCHES=1: a graph's kernels wait only for those they
+  /// share a buffer with (fusion/kernel_order.h). Off by default: on a
+  /// lent H100 (2026-12-07 16:33 UTC) the GPT-2 decode took 0.559-0.599
+  /// ms a BFloat token so against 0.470-0.485 chained (the same build,
+  /// alternating), which the three prefix kernels it takes off the
+  /// critical path cannot explain (not yet understood; the early-start
+  /// edges are the suspect). Every kernel then waits for the one before it.
+  bool branches_ = false;
 };
 
 CachedPlan &CudaExecutor::lookup(const Plan &plan, llvm::ArrayRef<uint64_t> keys,
@@ -266,10 +270,10 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
     addEvent(placeholder);
     cp.profileStart = start = last;
   }
-  // Each node waits for the kernels it shares a buffer with
-  // (fusion/kernel_order.h), so kernels that share none run side by side;
-  // with CUMO_PROFILE=kernels the graph stays one chain, an event between
-  // every two kernels.
+  // With branches_, each node waits for the kernels it shares a buffer
+  // with (fusion/kernel_order.h), so kernels that share none run side by
+  // side; else, and with CUMO_PROFILE=kernels (an event between every two
+  // kernels), the graph is one chain.
   std::vector<llvm::SmallVector<uint32_t, 2>> waits;
   if (!timeKernels && branches_) {
     waits = kernelWaits(plan, cp.planIndex, [&](uint32_t i) { return !cp.kernels[i]; });
@@ -329,9 +333,10 @@ void CudaExecutor::buildGraph(CachedPlan &cp, const Plan &plan) {
       ++earlyEdges;
       from.pop_back();
     }
+    // (Edge k runs from from[k] to to[k]: one target per edge.)
+    llvm::SmallVector<cudaGraphNode_t, 2> to(from.size(), cp.nodes[i]);
     if (!from.empty())
-      cudaCheck(cudaGraphAddDependencies(cp.graph, from.data(), &cp.nodes[i], nullptr,
-                                         from.size()),
+      cudaCheck(cudaGraphAddDependencies(cp.graph, from.data(), to.data(), nullptr, from.size()),
                 "cudaGraphAddDependencies");
     last = cp.nodes[i];
   }
