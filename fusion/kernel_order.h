@@ -1,10 +1,12 @@
 // Which kernels of a plan must wait for which: the plan lists its kernels
 // in an order that is always correct to run one after another, but a
 // kernel need only wait for the earlier ones it shares a buffer with (one
-// writes what the other reads or writes). The CUDA executor's graph has
-// those edges and no others, so kernels that share nothing (a decode
-// step's mask, its cache-position table and its token's embedding) run side
-// by side rather than each waiting for the one listed before it.
+// writes what the other reads or writes). Cumo.explain prints these waits;
+// with CUMO_GRAPH_BRANCHES=1 the CUDA executor's graph has those edges and
+// no others, so kernels that share nothing (a decode step's mask, its
+// cache-position table and its token's embedding) run side by side rather
+// than each waiting for the one listed before it (off by default: measured
+// slower, README "How it works").
 #pragma once
 
 #include "fusion/plan.h"
@@ -25,11 +27,10 @@ struct KernelAccess {
   llvm::SmallVector<uint32_t, 8> writes;
 };
 
-/// Everything kernel `k` reads (operands, loads, the tables of its
-/// writes through tables, the partials it folds, the arrays it gathers
-/// from) and writes (stores, a
-/// stored prologue, its reductions and their partials, the reductions it
-/// folds).
+/// Everything kernel `k` reads (operands, loads, the tables of its writes
+/// through tables, the partials it folds, the arrays it gathers from) and
+/// writes (stores, a stored prologue, its reductions and their partials,
+/// the reductions it folds).
 KernelAccess kernelAccess(const Kernel &k);
 
 /// For each of `kernels` (indices into plan.kernels, in the order they are

@@ -298,9 +298,9 @@ struct Kernel {
   Prologue prologue;
   /// A kernel that checks values only the device knows (a gather or
   /// write at device positions, or a GatherRead computed inline): this
-  /// flush's tag for it, which a failed
-  /// check leaves in the error word's second word (Device::errorWord), so
-  /// the engine can name the op that failed. Set per flush, like params.
+  /// flush's tag for it, which a failed check leaves in the error word's
+  /// second word (Device::errorWord), so the engine can name the op that
+  /// failed. Set per flush, like params.
   uint32_t checkTag = kNoCheckTag;
   /// The ops fused here, in recording order (for explain and dumps).
   llvm::SmallVector<const Node *, 8> nodes;

@@ -12,6 +12,14 @@ class TestReplay < Minitest::Test
     skip "needs the CUDA executor" unless Cumo.gpu?
   end
 
+  # Runs Ruby `script` in a process of its own with `env` (settings read
+  # once, when the executor starts) and answers its output's words.
+  def run_script(script, env)
+    out, err, status = Open3.capture3(env, RbConfig.ruby, "-e", script)
+    assert status.success?, err
+    out.split
+  end
+
   def step(x, v, scale)
     y = (x * scale + v).sum
     [x + v * y / 1000.0, y]
@@ -124,13 +132,8 @@ class TestReplay < Minitest::Test
       out = sums.map { |s| Float(s) } + [Float(x.sum), Float(v.sum)]
       puts [out.pack("e*").unpack1("H*"), Cumo.stats[:early_starts]].join(" ")
     RUBY
-    run = lambda do |env|
-      out, err, status = Open3.capture3(env, RbConfig.ruby, "-e", script)
-      assert status.success?, err
-      out.split
-    end
-    early, early_count = run.call({})
-    plain, plain_count = run.call({ "CUMO_EARLY_START" => "0" })
+    early, early_count = run_script(script, {})
+    plain, plain_count = run_script(script, { "CUMO_EARLY_START" => "0" })
     assert_equal plain, early, "early starts change no answer"
     assert_equal 0, plain_count.to_i
     if Cumo.device_model[:compute_capability][0] >= 9
@@ -168,13 +171,8 @@ class TestReplay < Minitest::Test
       vals = out.map { |v| Float(v) } + [Float(cache.sum)]
       puts [vals.pack("e*").unpack1("H*"), Cumo.stats[:graph_replays]].join(" ")
     RUBY
-    run = lambda do |env|
-      out, err, status = Open3.capture3(env, RbConfig.ruby, "-e", script)
-      assert status.success?, err
-      out.split
-    end
-    branched, replays = run.call({ "CUMO_GRAPH_BRANCHES" => "1" })
-    chained, = run.call({ "CUMO_GRAPH_BRANCHES" => "0" })
+    branched, replays = run_script(script, { "CUMO_GRAPH_BRANCHES" => "1" })
+    chained, = run_script(script, { "CUMO_GRAPH_BRANCHES" => "0" })
     assert_equal chained, branched, "branches change no answer"
     assert_operator replays.to_i, :>=, 10
   end
