@@ -82,6 +82,9 @@ opts[:dtypes].split(",").each do |dname|
       warm_nvrtc_compiles: warm[:first2][:nvrtc_compiles] + warm[:steady][:nvrtc_compiles],
       warm_graph_instantiations: warm[:first2][:graph_instantiations] +
                                  warm[:steady][:graph_instantiations],
+      # Early-start edges in the graphs the cold run instantiated (tokens
+      # 1-2): how many kernels may start while the one they wait for ends.
+      cold_early_starts: cold[:first2][:early_starts],
       library_captures_per_token: (warm[:steady][:library_captures] / warm[:steady_tokens].to_f).round(2),
       cold_tokens_equal_warm: cold[:tokens] == warm[:tokens],
       tokens: warm[:tokens].map(&:first)
