@@ -55,6 +55,12 @@ inline constexpr const char *kWaitForPriorGrids = "cumo_k::wait_for_prior_grids(
 /// where a captured library call is bound to its addresses.
 bool isSmallProduct(const Kernel &k);
 
+/// Whether kernel `k` runs in cuBLAS rather than as a generated kernel: a
+/// product of a float or complex class that is not small (integer products
+/// are always generated). The CUDA executor (CublasMatmul::computes) and
+/// explain's waits (serial library calls) ask the same question here.
+bool runsInLibrary(const Kernel &k);
+
 /// A structural key: kernels with equal keys have equal sources.
 uint64_t kernelKey(const Kernel &k, const DeviceModel &model);
 

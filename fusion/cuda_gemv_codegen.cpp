@@ -51,6 +51,11 @@ bool isSmallProduct(const Kernel &k) {
          isSmallProduct(k.opaqueDtype, k.operandShapes[0], k.operandShapes[1]);
 }
 
+bool runsInLibrary(const Kernel &k) {
+  return k.kind == Kernel::Kind::Opaque && k.opaqueOp == OpKind::MatMul &&
+         (isFloat(k.opaqueDtype) || isComplex(k.opaqueDtype)) && !isSmallProduct(k);
+}
+
 namespace cudagen {
 
 namespace {

@@ -1,8 +1,8 @@
 #include "fusion/plan_print.h"
 
+#include "fusion/cuda_codegen.h"
 #include "fusion/kernel_order.h"
 
-#include "ops/matmul.h"
 #include "ops/opaque.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -77,17 +77,12 @@ std::vector<KernelSummary> summarize(const Plan &plan) {
 std::string planToText(const Plan &plan) {
   std::vector<KernelSummary> ks = summarize(plan);
   // What each kernel waits for on a GPU (fusion/kernel_order.h), cuBLAS's
-  // products one after another (CublasMatmul::computes' test: the float
-  // and complex products that are not small; the integers' are generated).
+  // products one after another.
   std::vector<uint32_t> all(plan.kernels.size());
   for (uint32_t i = 0; i < all.size(); ++i)
     all[i] = i;
-  auto waits = kernelWaits(plan, all, [&](uint32_t i) {
-    const Kernel &k = plan.kernels[i];
-    return k.kind == Kernel::Kind::Opaque && k.opaqueOp == OpKind::MatMul &&
-           (isFloat(k.opaqueDtype) || isComplex(k.opaqueDtype)) &&
-           !isSmallProduct(k.opaqueDtype, k.operandShapes[0], k.operandShapes[1]);
-  });
+  auto waits =
+      kernelWaits(plan, all, [&](uint32_t i) { return runsInLibrary(plan.kernels[i]); });
   std::string out = "Cumo::Plan: " + std::to_string(ks.size()) +
                     (ks.size() == 1 ? " kernel" : " kernels") + "\n";
   for (size_t i = 0; i < ks.size(); ++i) {

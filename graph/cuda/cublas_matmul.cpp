@@ -206,12 +206,7 @@ bool MatmulWork::operator==(const MatmulWork &o) const {
          rowLength == o.rowLength && rows == o.rows;
 }
 
-bool CublasMatmul::computes(const Kernel &k) {
-  if (k.kind != Kernel::Kind::Opaque || k.opaqueOp != OpKind::MatMul)
-    return false;
-  DType t = k.opaqueDtype;
-  return (isFloat(t) || isComplex(t)) && !isSmallProduct(k);
-}
+bool CublasMatmul::computes(const Kernel &k) { return runsInLibrary(k); }
 
 MatmulWork CublasMatmul::workOf(const Kernel &k, llvm::ArrayRef<void *> pointers) {
   OpaqueCall call = opaqueCallOf(k, pointers);
