@@ -142,6 +142,10 @@ Engine::Engine() {
   if (const char *v = std::getenv("CUMO_PENDING_NODES"))
     if (long n = std::strtol(v, nullptr, 10); n > 0)
       PendingList::get().limits().nodes = size_t(n);
+  // And in bytes of pending results (most never exist: fused away).
+  if (const char *v = std::getenv("CUMO_PENDING_BYTES"))
+    if (long long n = std::strtoll(v, nullptr, 10); n > 0)
+      PendingList::get().limits().bytes = size_t(n);
   // The chunks a loop that reads every R nodes flushes in (R / chunks
   // each): smaller ones shorten what a read waits for and what the device
   // waits for after it, at a flush's host cost each.
