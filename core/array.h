@@ -83,10 +83,6 @@ public:
   /// Made as a view object (see isView); writes through a whole view still
   /// replace the storage's value, as writes through any view reach it.
   bool viewObject = false;
-  /// Bytes the handle's owner reported to its host's GC for it (ruby/
-  /// reports a share of a fresh storage's device bytes); ReleaseQueue
-  /// totals them as it releases handles, for the owner to take back.
-  size_t reportedBytes = 0;
 
 private:
   void noteLayout();

@@ -21,6 +21,8 @@ struct DeviceModel {
   int ccMajor = 9;
   int ccMinor = 0;
   int64_t l2Bytes = int64_t(60) << 20;
+  /// The device's memory; 0 where unknown (the CPU executor's model).
+  int64_t memoryBytes = 0;
 };
 
 /// Bits of the error word.

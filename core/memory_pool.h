@@ -50,6 +50,9 @@ public:
   size_t internalBytes() const { return internal_; } ///< held by engine caches
   size_t totalBytes() const { return total_; } ///< taken from the allocator
   size_t cachedBytes() const { return total_ - used_; }
+  /// The share of usedBytes the host's GC was last told of (ruby/
+  /// noteDeviceMemory keeps it; the pool only holds it).
+  size_t reportedToHost = 0;
 
   /// Called before the pool grows past `growthThreshold` beyond what it
   /// holds, and on out of memory: a chance to run the GC so that dead

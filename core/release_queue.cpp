@@ -72,7 +72,6 @@ size_t ReleaseQueue::drain() {
       if (const Buffer *b = hs[i + kStage]->storage().current()->buffer().get())
         __builtin_prefetch(b);
     ArrayHandle *h = hs[i];
-    releasedBytes_ += h->reportedBytes;
     delete h; // may free nodes and buffers: we are at a safe point
   }
   draining_.clear();

@@ -33,9 +33,6 @@ public:
   /// pinned buffer and runs every queued release. Answers how many handles.
   size_t drain();
   bool empty() const { return count_ == 0; }
-  /// The ArrayHandle::reportedBytes of the handles drained since the last
-  /// call.
-  size_t takeReleasedBytes() { return std::exchange(releasedBytes_, 0); }
 
 private:
   std::mutex mutex_;
@@ -49,7 +46,6 @@ private:
   std::vector<PinnedRelease> pinned_;
   std::vector<std::pair<void (*)(void *), void *>> releases_;
   size_t count_ = 0;
-  size_t releasedBytes_ = 0;
 };
 
 } // namespace cumo

@@ -138,7 +138,19 @@ Engine::Engine() {
     if (long long n = std::strtoll(v, nullptr, 10); n >= 0)
       device().pool().setGrowthBudget(size_t(n));
   // The pending budget: how many recorded nodes a loop that never reads
-  // runs ahead before it flushes (at its next repeat).
+  // runs ahead before it flushes (at its next repeat). Each such flush
+  // runs the minor GC above first, at a fixed cost a longer segment
+  // shares, so on a device of 32 GiB or more (where twice the bytes of
+  // pending results are a small share of its memory) the budget is 2048
+  // nodes and 2 GiB rather than 1024 and 1 GiB. The 512x512 CG loop that
+  // never reads, cut every ~34 iterations at 1 GiB: 116.3k -> 108.5k host
+  // instructions an iteration, its GCs' 22.6k -> 15.4k (bench/
+  // host_cost.rb, 2026-12-07); at 2048x2048, 22.8 -> 12.2 MB stored an
+  // iteration (CPU executor, kernels skipped).
+  if (device().model().memoryBytes >= (int64_t(32) << 30)) {
+    PendingList::get().limits().nodes = 2048;
+    PendingList::get().limits().bytes = size_t(2) << 30;
+  }
   if (const char *v = std::getenv("CUMO_PENDING_NODES"))
     if (long n = std::strtol(v, nullptr, 10); n > 0)
       PendingList::get().limits().nodes = size_t(n);

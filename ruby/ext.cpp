@@ -23,14 +23,15 @@ namespace {
 
 VALUE gClasses[kNumDTypes];
 
-/// Device bytes a wrapper reports to Ruby's GC as one byte of memory.
+/// Device bytes reported to Ruby's GC as one byte of memory.
 constexpr size_t kDeviceBytesPerReportedByte = 16;
+/// The least change in reported bytes worth telling the GC of (16 MiB of
+/// device memory): a call a flush or so, not one an op.
+constexpr size_t kReportStep = size_t(1) << 20;
 
 // A wrapper's data pointer is its ArrayHandle itself (null until `allocate`'s
 // object is filled in): no separate block to allocate per op and to touch
-// and free in the sweep. The bytes it reported to the GC ride on the handle
-// (ArrayHandle::reportedBytes) and are returned when the handle is released
-// at a safe point (never inside the GC itself).
+// and free in the sweep.
 void wrapperFree(void *p) {
   // Runs inside the GC: only queue. The node and its buffer are released
   // at the next safe point (ReleaseQueue), and nothing here calls CUDA.
@@ -38,10 +39,7 @@ void wrapperFree(void *p) {
     ReleaseQueue::get().push(static_cast<ArrayHandle *>(p));
 }
 
-size_t wrapperSize(const void *p) {
-  const auto *h = static_cast<const ArrayHandle *>(p);
-  return sizeof(ArrayHandle) + (h ? h->reportedBytes : 0);
-}
+size_t wrapperSize(const void *) { return sizeof(ArrayHandle); }
 
 // Write-barrier protected: a wrapper holds no reference to another Ruby
 // object (no dmark), so it needs no barriers, and the generational GC can
@@ -115,20 +113,7 @@ void checkFrozen(VALUE self, const char *op) {
 
 namespace {
 
-/// Reports the device bytes a fresh storage will hold, so the GC runs in
-/// proportion to device memory. Ruby's malloc limit (16 to 32 MB) is
-/// tuned for host memory: reporting whole device bytes ran a GC every 30
-/// ops of a 512x512 loop and tripled the host time per op (measured,
-/// 0.64 -> 2.4 us). A sixteenth keeps the GC aware of device memory at a
-/// tenth of the cost; the pool runs a GC itself before it grows
-/// (MemoryPool::setPressureCallback).
 void attach(VALUE obj, ArrayHandle *h) {
-  if (h->storage().handles() == 1) {
-    h->reportedBytes = size_t(h->storage().size()) * sizeOf(h->dtype()) /
-                       kDeviceBytesPerReportedByte;
-    if (h->reportedBytes)
-      rb_gc_adjust_memory_usage(ssize_t(h->reportedBytes));
-  }
   RTYPEDDATA_DATA(obj) = h;
   if (h->frozen)
     rb_obj_freeze(obj);
@@ -179,9 +164,19 @@ VALUE wrapPair(std::pair<NodeRef, NodeRef> p) {
 void releaseDeadHandles() {
   if (!ReleaseQueue::get().empty())
     ReleaseQueue::get().drain();
-  // Also what drains inside the engine (a flush's safe point) released.
-  if (size_t bytes = ReleaseQueue::get().takeReleasedBytes())
-    rb_gc_adjust_memory_usage(-ssize_t(bytes));
+  noteDeviceMemory();
+}
+
+void noteDeviceMemory() {
+  if (!haveCurrentDevice())
+    return;
+  MemoryPool &pool = currentDevice().pool();
+  size_t now = pool.usedBytes() / kDeviceBytesPerReportedByte;
+  size_t was = pool.reportedToHost;
+  if (now >= was ? now - was < kReportStep : was - now < kReportStep)
+    return;
+  rb_gc_adjust_memory_usage(now >= was ? ssize_t(now - was) : -ssize_t(was - now));
+  pool.reportedToHost = now;
 }
 
 void raiseError(ErrorKind kind, VALUE message) {

@@ -70,6 +70,20 @@ void unlockEngine();
 /// first time it is asked; every op needs the device, whichever runs first.
 void ensureEngine();
 
+/// Tells Ruby's GC of the device memory arrays hold, so that it runs in
+/// proportion to it: a sixteenth of the pool's used bytes, as they change
+/// (by 16 MiB of device memory at least), at the end of each engine call
+/// and after dead handles are released. Ruby's malloc limit (16 to 32 MB)
+/// is tuned for host memory: whole device bytes ran a GC every 30 ops of a
+/// 512x512 loop and tripled the host time per op (measured, 0.64 -> 2.4
+/// us); the pool runs a GC itself before it grows
+/// (MemoryPool::setPressureCallback). Only buffers count, not the results
+/// fusion never writes: each wrapper used to report its array's bytes when
+/// made, so a read-free loop reported every temporary of the segments it
+/// recorded between two GCs, and with a pending budget over 1 GiB Ruby ran
+/// major GCs (`major_by: oldmalloc`) at 2048x2048 (README, Known problems).
+void noteDeviceMemory();
+
 /// Runs `f` with the engine locked. A cumo::Error (or std::bad_alloc)
 /// thrown inside is caught; answers whether one was, its kind and message
 /// then in `kind` and `message`.
@@ -84,6 +98,7 @@ template <class F> bool engineCall(F &&f, ErrorKind &kind, VALUE &message) {
       ensureEngine();
       f();
     }
+    noteDeviceMemory();
     unlockEngine();
     return false;
   } catch (const Error &e) {
@@ -158,6 +173,7 @@ private:
 
 /// Drops the queued handles of collected wrappers (a safe point).
 void releaseDeadHandles();
+
 
 /// The body of an op method: at a safe point, `f` (answering the op's new
 /// NodeRef) runs as guarded runs it, and the handle of the NArray that

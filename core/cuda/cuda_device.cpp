@@ -51,6 +51,7 @@ DeviceModel deviceModelOf(const cudaDeviceProp &prop) {
   m.ccMajor = prop.major;
   m.ccMinor = prop.minor;
   m.l2Bytes = prop.l2CacheSize;
+  m.memoryBytes = int64_t(prop.totalGlobalMem);
   return m;
 }
 

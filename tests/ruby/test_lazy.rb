@@ -274,6 +274,34 @@ class TestLazy < Minitest::Test
     assert x.to_a.flatten.all?(&:finite?)
   end
 
+  # Ruby's GC hears of the device memory buffers hold (a sixteenth of the
+  # pool's used bytes, noteDeviceMemory), not of results fusion never
+  # writes: twenty pending 16 MB results report nothing, the 64 MB array a
+  # read materializes reports its 4 MB share. (A wrapper used to report its
+  # array's share when made, so the segments of a read-free loop between
+  # two GCs added up to major GCs by `oldmalloc` at 2048x2048.)
+  def test_only_buffers_are_reported_to_the_gc
+    script = <<~RUBY
+      require "cumo/narray"
+      a = Cumo::SFloat.new(2048, 2048).seq
+      Cumo.sync
+      GC.start
+      before = GC.stat(:oldmalloc_increase_bytes)
+      b = a
+      20.times { b = b * 1.5 }
+      pending = GC.stat(:oldmalloc_increase_bytes) - before
+      big = Cumo::SFloat.new(4096, 4096).seq
+      big[0].to_f
+      read = GC.stat(:oldmalloc_increase_bytes) - before
+      print pending, " ", read
+    RUBY
+    out, err, status = run_ruby({}, "-e", script)
+    assert status.success?, err
+    pending, read = out.split.map { |s| Integer(s) }
+    assert_operator pending, :<, 1 << 20, "reported for 20 pending results of 16 MB"
+    assert_operator read, :>=, (64 << 20) / 16, "reported once 64 MB were materialized"
+  end
+
   # CUMO_GC_BEFORE_FLUSH=on: a minor GC just before each plan runs tells
   # which outputs Ruby still holds, so the temporaries of `x += v * s` get
   # no memory and no writes, and the plans stay the same flush after flush;
