@@ -84,18 +84,18 @@ end
 Dir.mktmpdir("cumo-host-cost") do |dir|
   runs = workloads.flat_map do |w|
     spec = WORKLOADS.fetch(w) { abort "unknown workload #{w} (#{WORKLOADS.keys.join(', ')})" }
-    spec[:counts].map do |n|
-      out = File.join(dir, "#{w}.#{n}.out")
-      env = { "CUMO_DEVICE" => "cpu", "CUMO_CPU_SKIP_KERNELS" => "1" }.merge(spec[:env]).merge(extra_env)
-      cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=#{out}", ruby, *spec[:argv].(n)]
-      log = File.join(dir, "#{w}.#{n}.log")
-      pid = Process.spawn(env, *cmd, out: log, err: log)
-      [w, n, out, log, pid]
-    end
+    spec[:counts].map { |n| [w, n, File.join(dir, "#{w}.#{n}.out")] }
   end
   # Two at a time: the development machine has two cores.
   runs.each_slice(2) do |pair|
-    pair.each do |w, n, _out, log, pid|
+    started = pair.map do |w, n, out|
+      spec = WORKLOADS.fetch(w)
+      env = { "CUMO_DEVICE" => "cpu", "CUMO_CPU_SKIP_KERNELS" => "1" }.merge(spec[:env]).merge(extra_env)
+      cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=#{out}", ruby, *spec[:argv].(n)]
+      log = "#{out}.log"
+      [w, n, log, Process.spawn(env, *cmd, out: log, err: log)]
+    end
+    started.each do |w, n, log, pid|
       Process.wait(pid)
       abort "#{w} with #{n} failed:\n#{File.read(log)[-2000..]}" unless $?.success?
     end

@@ -144,9 +144,12 @@ Engine::Engine() {
   // pending results are a small share of its memory) the budget is 2048
   // nodes and 2 GiB rather than 1024 and 1 GiB. The 512x512 CG loop that
   // never reads, cut every ~34 iterations at 1 GiB: 116.3k -> 108.5k host
-  // instructions an iteration, its GCs' 22.6k -> 15.4k (bench/
-  // host_cost.rb, 2026-12-07); at 2048x2048, 22.8 -> 12.2 MB stored an
-  // iteration (CPU executor, kernels skipped).
+  // instructions an iteration with a GC before every flush, its GCs' 22.6k
+  // -> 15.4k (bench/host_cost.rb, 2026-12-07); at 2048x2048, 22.8 -> 12.2
+  // MB stored an iteration (CPU executor, kernels skipped). On a lent H100
+  // (the default GC rule, which at 1 GiB had collected before every other
+  // flush and stored 7 MB an iteration between): 0.07 MB stored, 1-2%
+  // faster, within the host's swing (README, CG).
   if (device().model().memoryBytes >= (int64_t(32) << 30)) {
     PendingList::get().limits().nodes = 2048;
     PendingList::get().limits().bytes = size_t(2) << 30;
