@@ -134,7 +134,8 @@ Selection fancySelection(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<FancyItem
   }
   // The structure (how many axes, rest, new axes) and the plain items are
   // checked as a plain index would be, lists standing in as `true`.
-  std::vector<IndexItem> plain;
+  // Small vectors: a decode step makes 26 selections, each of a few axes.
+  llvm::SmallVector<IndexItem, 4> plain;
   for (const FancyItem &f : items)
     plain.push_back(f.isList ? IndexItem::all() : f.item);
   indexLayout(Layout::contiguous(toShape(shape)), plain, op);
@@ -144,7 +145,7 @@ Selection fancySelection(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<FancyItem
     if (f.isList || (f.item.kind != IndexItem::Kind::Rest &&
                      f.item.kind != IndexItem::Kind::NewAxis))
       ++explicitAxes;
-  std::vector<AxisPick> along; // per axis of `shape`
+  llvm::SmallVector<AxisPick, 4> along; // per axis of `shape`
   int64_t axis = 0;
   auto every = [&](int64_t d) {
     AxisPick p = plainPick(IndexItem::all(), shape[d], op);
