@@ -15,7 +15,7 @@
 #           every flush (CUMO_GC_BEFORE_FLUSH=on): the default rule follows
 #           measured times, which valgrind stretches 50x.
 #   decode  examples/gpt2_decode.rb, GPT-2 124M in BFloat, 20 and 60 tokens;
-#           unit: a token.
+#           unit: a token. With no GC before a flush (CUMO_GC_BEFORE_FLUSH=off).
 # One JSON line a workload: instructions a unit in all, and the inclusive
 # share of the engine's flush (its GC before it included), of that GC, and of
 # the plan key. Needs valgrind and callgrind_annotate (Debian's valgrind).
@@ -46,7 +46,10 @@ WORKLOADS = {
   },
   "decode" => {
     unit: "token",
-    env: {},
+    # No GC before a flush: the default rule collects every few dozen
+    # tokens, at times valgrind's pace moves (so a run's difference held
+    # one GC more or less); without, every token does the same work.
+    env: { "CUMO_GC_BEFORE_FLUSH" => "off" },
     counts: [20, 60],
     argv: ->(n) { ["#{root}/examples/gpt2_decode.rb", "--dtype", "BFloat", "--tokens", n.to_s] }
   }

@@ -72,6 +72,7 @@ AxisPick plainPick(const IndexItem &it, int64_t n, std::string_view op) {
 DevicePositions deviceTerms(llvm::ArrayRef<AxisPick> along, llvm::ArrayRef<int64_t> shape,
                             llvm::ArrayRef<int64_t> strides) {
   DevicePositions out;
+  out.terms.reserve(along.size());
   for (size_t d = 0; d < along.size(); ++d) {
     const AxisPick &p = along[d];
     PositionTerm t;

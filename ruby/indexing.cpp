@@ -85,6 +85,7 @@ FancyItem fancyItemFrom(VALUE v, const char *op) {
 void fancySelectionOf(const ArrayHandle &a, int argc, const VALUE *argv, const char *op,
                       Selection &sel, DeferredRaise &raised) {
   std::vector<FancyItem> items;
+  items.reserve(size_t(argc));
   raised.ruby([&] {
     for (int i = 0; i < argc; ++i)
       items.push_back(fancyItemFrom(argv[i], op));
