@@ -499,7 +499,7 @@ void describe(const char *name, DType t, const Plan &plan, const DeviceModel &mo
     const Kernel &k = plan.kernels[ki];
     LaunchConfig launch = launchConfig(k, model);
     KernelSource src = generateCuda(k, model);
-    NvrtcCompiler::get().compileToCubin(src, model.ccMajor, model.ccMinor);
+    // Written before it is compiled, so that a source NVRTC refuses can be read.
     if (!sources.empty()) {
       std::string path = sources + "/" + kernelStem(name, t, ki) + ".cu";
       if (FILE *f = std::fopen(path.c_str(), "w")) {
@@ -507,6 +507,7 @@ void describe(const char *name, DType t, const Plan &plan, const DeviceModel &mo
         std::fclose(f);
       }
     }
+    NvrtcCompiler::get().compileToCubin(src, model.ccMajor, model.ccMinor);
     std::string ops = opsOf(k);
     std::printf("{\"bench\":\"kernel_times\",\"dry_run\":true,\"device\":\"%s\",\"case\":\"%s\","
                 "\"dtype\":\"%s\",\"kernel\":%zu,\"kernels\":%zu,\"ops\":\"%s\",\"grid\":%u,"

@@ -129,11 +129,23 @@ std::string addressExpr(const std::string &prefix, const IndexShape &i) {
   return e + ")";
 }
 
+/// Whether the cast of `a` to `to` may take cumo_ops::quantized_to_int: a
+/// quantized float element (an integer of at most 127 in magnitude, or
+/// NaN) to a signed integer class, where float_to_int would convert to 64
+/// bits first (an eighth of an addition's rate on sm_90).
+bool castsQuantized(const Value &a, DType to) {
+  return a.kind == Value::Kind::Op && a.op == OpKind::Quantize && a.dtype == DType::SFloat &&
+         isSigned(to);
+}
+
 std::string unaryExpr(const Value &v, const Value &a) {
   std::string x = var(v.args[0]);
   switch (v.op) {
   case OpKind::Copy: return x;
-  case OpKind::Cast: return castExpr(a.dtype, v.dtype, x);
+  case OpKind::Cast:
+    if (castsQuantized(a, v.dtype))
+      return "(" + cType(v.dtype).str() + ")cumo_ops::quantized_to_int(" + x + ")";
+    return castExpr(a.dtype, v.dtype, x);
   default: return elementCall(v.op, x);
   }
 }

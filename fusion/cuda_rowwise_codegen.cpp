@@ -248,11 +248,24 @@ void emitStorePass(const KernelShape &s, const ValuePlan &p, const std::string &
 
 std::string keptName(uint32_t id) { return "kv" + std::to_string(id); }
 
+std::string rowDivisorName(uint32_t id) { return valueName(id) + "_q"; }
+
+/// Whether value `id` is a float quantize (quantize_symmetric's quotient)
+/// by a scale that is the same along the row: its division then takes the
+/// scale's divisor, refined once a row (emitRowValues), where the
+/// compiler had computed a reciprocal for each element (its inline
+/// assembly is not merged).
+bool quantizesByRowDivisor(const KernelShape &s, const ValuePlan &p, uint32_t id) {
+  const Value &v = s.values[id];
+  return v.kind == Value::Kind::Op && v.op == OpKind::Quantize && v.dtype == DType::SFloat &&
+         v.basis == 0 && p.varies[id] && !p.varies[v.args[1]];
+}
+
 /// Declares the varying values in `cone` (loads held in registers read
 /// from there). A value `kept` marks is read from its registers where
 /// `reads`, else computed and written there for the passes after.
-std::string coneValues(const KernelShape &s, llvm::ArrayRef<uint32_t> cone, bool cached,
-                       const std::vector<bool> &kept = {},
+std::string coneValues(const KernelShape &s, const ValuePlan &p, llvm::ArrayRef<uint32_t> cone,
+                       bool cached, const std::vector<bool> &kept = {},
                        const std::vector<bool> &reads = {},
                        llvm::ArrayRef<uint32_t> alongVectors = {}) {
   std::string body;
@@ -272,7 +285,12 @@ std::string coneValues(const KernelShape &s, llvm::ArrayRef<uint32_t> cone, bool
               keptName(id) + "[k * G + e];\n";
       continue;
     }
-    emitValue(s, id, body, 8, fromRegisters);
+    if (quantizesByRowDivisor(s, p, id))
+      body += "        const float " + valueName(id) + " = cumo_ops::quantize_symmetric_by(" +
+              valueName(v.args[0]) + ", " + valueName(v.args[1]) + ", " +
+              rowDivisorName(v.args[1]) + ");\n";
+    else
+      emitValue(s, id, body, 8, fromRegisters);
     if (id < kept.size() && kept[id])
       body += "        " + keptName(id) + "[k * G + e] = " + valueName(id) + ";\n";
   }
@@ -363,9 +381,19 @@ RowPasses planPasses(const KernelShape &s, const ValuePlan &p, bool cached,
 }
 
 void emitRowValues(const KernelShape &s, const ValuePlan &p, int level, std::string &os) {
-  for (uint32_t id = 0; id < s.values.size(); ++id)
-    if (!p.varies[id] && p.level[id] == level && s.values[id].kind != Value::Kind::RowReduce)
+  for (uint32_t id = 0; id < s.values.size(); ++id) {
+    if (p.varies[id] || p.level[id] != level)
+      continue;
+    // A fold's value is emitted by emitFold, just before.
+    if (s.values[id].kind != Value::Kind::RowReduce)
       emitValue(s, id, os, 4);
+    bool divides = false;
+    for (uint32_t user = id + 1; user < s.values.size() && !divides; ++user)
+      divides = quantizesByRowDivisor(s, p, user) && s.values[user].args[1] == id;
+    if (divides)
+      os += "    const cumo_ops::divisor<float> " + rowDivisorName(id) + "(" + valueName(id) +
+            ");\n";
+  }
 }
 
 /// Whether every load held in registers is Linear (contiguous over the
@@ -512,7 +540,7 @@ void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::strin
     if (passes.kept[id])
       os += "    " + cType(s.values[id].dtype).str() + " " + keptName(id) + "[CACHED * G];\n";
   auto values = [&](size_t pass) {
-    return coneValues(s, passes.cones[pass], cached, passes.kept, passes.reads[pass]);
+    return coneValues(s, p, passes.cones[pass], cached, passes.kept, passes.reads[pass]);
   };
   for (size_t f = 0; f < p.folds.size(); ++f) {
     emitFold(s, p.folds[f], values(f), os);
@@ -528,7 +556,7 @@ void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::strin
       alongLoads.push_back(v.ref);
   }
   emitStorePass(s, p, values(last),
-                coneValues(s, passes.cones[last], cached, passes.kept, passes.reads[last],
+                coneValues(s, p, passes.cones[last], cached, passes.kept, passes.reads[last],
                            alongLoads),
                 alongLoads, os);
   os += "  }\n}\n\n";
