@@ -26,7 +26,13 @@ void Storage::dropHandle() {
     --current_->wrappers;
 }
 
-ArrayHandle::ArrayHandle(Ref<Storage> storage, Layout layout)
+ArrayHandle::ArrayHandle(Ref<Storage> storage, const Layout &layout)
+    : storage_(std::move(storage)), layout_(layout) {
+  storage_->addHandle();
+  noteLayout();
+}
+
+ArrayHandle::ArrayHandle(Ref<Storage> storage, Layout &&layout)
     : storage_(std::move(storage)), layout_(std::move(layout)) {
   storage_->addHandle();
   noteLayout();

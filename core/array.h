@@ -43,7 +43,10 @@ private:
 /// the storage's flat row-major order.
 class ArrayHandle {
 public:
-  ArrayHandle(Ref<Storage> storage, Layout layout);
+  /// The layout is copied or moved once into the handle (by value it was
+  /// moved twice: into the parameter, then into the member).
+  ArrayHandle(Ref<Storage> storage, const Layout &layout);
+  ArrayHandle(Ref<Storage> storage, Layout &&layout);
   /// A handle onto a fresh storage whose value is `n`.
   explicit ArrayHandle(NodeRef n);
   ~ArrayHandle();

@@ -2,6 +2,7 @@
 // bytes: every dtype here is stored one element per slot (Bit included).
 #pragma once
 
+#include "core/dims.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -11,8 +12,8 @@
 
 namespace cumo {
 
-using Shape = llvm::SmallVector<int64_t, 4>;
-using Strides = llvm::SmallVector<int64_t, 4>;
+using Shape = Dims;
+using Strides = Dims;
 
 /// A shape holding a copy of `a`.
 inline Shape toShape(llvm::ArrayRef<int64_t> a) { return Shape(a.begin(), a.end()); }

@@ -87,7 +87,7 @@ struct Schedule {
   struct KernelSlot {
     enum class Kind : uint8_t { Elementwise, AxisReduce, Scatter, Opaque, Rowwise } kind;
     int stage = 0;
-    llvm::SmallVector<int64_t, 4> domain;
+    Shape domain;
     /// Buffered elementwise nodes it stores, full reductions it computes,
     /// the axis reduction or the scatter it runs, a row group's members,
     /// an opaque op (and after it, its epilogue's members): indices into
