@@ -45,8 +45,7 @@ ArrayHandle::ArrayHandle(NodeRef n)
 }
 
 void ArrayHandle::noteLayout() {
-  rowMajorFromZero_ = layout_.offset == 0 &&
-                      layout_.strides == contiguousStrides(layout_.shape);
+  rowMajorFromZero_ = layout_.offset == 0 && layout_.isRowMajor();
 }
 
 ArrayHandle::~ArrayHandle() { storage_->dropHandle(); }

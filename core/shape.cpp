@@ -60,16 +60,33 @@ bool broadcastsTo(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<int64_t> to) {
 }
 
 void Layout::setContiguous(llvm::ArrayRef<int64_t> shape, int64_t offset) {
-  // Into the vectors as they stand: no temporary to move from (a move of a
-  // small vector copies it anyway), no allocation once they have room.
-  this->shape.assign(shape.begin(), shape.end());
-  strides.resize(shape.size());
+  // Into the vectors as they stand: no temporary to move from, no
+  // allocation once they have room, and one loop that copies the extents
+  // and writes the strides, where assign and resize had called memcpy and
+  // memset (a materialized node takes this layout: about 50k host
+  // instructions a GPT-2 token, callgrind, 2026-12-07). `shape` may be
+  // this->shape itself: its size then stays, and so do its elements.
+  size_t n = shape.size();
+  this->shape.resize_for_overwrite(n);
+  strides.resize_for_overwrite(n);
   int64_t step = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
+  for (size_t i = n; i-- > 0;) {
+    int64_t extent = shape[i];
+    this->shape[i] = extent;
     strides[i] = step;
-    step *= shape[i];
+    step *= extent;
   }
   this->offset = offset;
+}
+
+bool Layout::isRowMajor() const {
+  int64_t step = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (strides[i] != step)
+      return false;
+    step *= shape[i];
+  }
+  return true;
 }
 
 Layout Layout::contiguous(llvm::ArrayRef<int64_t> shape, int64_t offset) {

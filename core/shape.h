@@ -60,6 +60,9 @@ struct Layout {
   /// they are only ever indexed at zero (the spec's "A Length-One Axis Does
   /// Not Break Contiguity").
   bool isContiguous() const;
+  /// Strides exactly contiguousStrides(shape) (axes of length one
+  /// included), without building them.
+  bool isRowMajor() const;
   /// Contiguous and starting at offset zero over `storageSize` elements.
   bool isWhole(int64_t storageSize) const;
   /// The smallest and one past the largest element offset touched (for
