@@ -1552,6 +1552,33 @@ TEST_CASE("quantize_symmetric is a reduction and an elementwise kernel, compiled
     }
 }
 
+// Each element of a float row takes the row's divisor (one reciprocal a
+// row, the division's bits) and converts to Int8 by the float's bits: no
+// division, round() or 64-bit conversion an element (fusion/
+// cuda_rowwise_codegen.cpp, ops/portable_ops.h).
+TEST_CASE("quantize_symmetric's row kernel divides by the row's divisor and converts by bits") {
+  for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat})
+    for (auto [rows, cols] : kRowShapes) {
+      CAPTURE(nameOf(t));
+      CAPTURE(cols);
+      Plan p = quantizePlan(t, {rows, cols});
+      int quantizing = 0;
+      for (const Kernel &k : p.kernels) {
+        std::string src = generateCuda(k, h200()).source;
+        if (k.kind != Kernel::Kind::Rowwise || src.find("quantize") == std::string::npos)
+          continue;
+        ++quantizing;
+        CHECK(src.find("const cumo_ops::divisor<float> ") != std::string::npos);
+        CHECK(src.find("cumo_ops::quantize_symmetric_by(") != std::string::npos);
+        CHECK(src.find("cumo_ops::quantize_symmetric_element(") == std::string::npos);
+        CHECK(src.find("(signed char)cumo_ops::quantized_to_int(") != std::string::npos);
+        CHECK(src.find("float_to_int") == std::string::npos);
+      }
+      // Three rows of 5 take a reduction kernel and an elementwise one.
+      CHECK((quantizing > 0 || cols < 64));
+    }
+}
+
 TEST_CASE("full reductions of one row are one Rowwise kernel each, compiled for every float class") {
   for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat}) {
     CAPTURE(nameOf(t));
