@@ -2,7 +2,6 @@
 // bytes: every dtype here is stored one element per slot (Bit included).
 #pragma once
 
-#include "core/dims.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -12,8 +11,16 @@
 
 namespace cumo {
 
-using Shape = Dims;
-using Strides = Dims;
+/// Axes a shape or its strides hold without the heap: a GPT-2 decode's
+/// attention reaches five (batch, head, position, ...), and at four every
+/// such shape and its strides grew on the heap (bench/host_cost.rb,
+/// 2026-12-07: 1.611M -> 1.581M host instructions a BFloat token, with the
+/// handle's layout taken once). Copying the elements one by one rather
+/// than by SmallVector's memcpy call was tried: 0.4% of a CG iteration,
+/// nothing in the decode, not kept.
+constexpr unsigned kInlineDims = 6;
+using Shape = llvm::SmallVector<int64_t, kInlineDims>;
+using Strides = llvm::SmallVector<int64_t, kInlineDims>;
 
 /// A shape holding a copy of `a`.
 inline Shape toShape(llvm::ArrayRef<int64_t> a) { return Shape(a.begin(), a.end()); }

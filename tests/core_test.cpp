@@ -110,56 +110,6 @@ TEST_CASE("a Ruby number mixed into an op promotes as Numo does") {
 
 // ---- shapes --------------------------------------------------------------
 
-// Dims copies and moves its elements in place up to six, through the heap
-// past that: every pairing of lengths on each side, and the moved-from side.
-TEST_CASE("Dims copies and moves every length, held in place or on the heap") {
-  auto dims = [](size_t n, int64_t base) {
-    Dims d;
-    for (size_t i = 0; i < n; ++i)
-      d.push_back(base + int64_t(i));
-    return d;
-  };
-  auto same = [](const Dims &d, size_t n, int64_t base) {
-    if (d.size() != n)
-      return false;
-    for (size_t i = 0; i < n; ++i)
-      if (d[i] != base + int64_t(i))
-        return false;
-    return true;
-  };
-  for (size_t from = 0; from <= 9; ++from) {
-    Dims src = dims(from, 100);
-    Dims copied(src);
-    CHECK(same(copied, from, 100));
-    CHECK(same(src, from, 100));
-    Dims moved(std::move(copied));
-    CHECK(same(moved, from, 100));
-    CHECK(copied.empty());
-    for (size_t to = 0; to <= 9; ++to) {
-      Dims target = dims(to, 7);
-      target = src;
-      CHECK(same(target, from, 100));
-      Dims other = dims(to, 7), donor = dims(from, 100);
-      other = std::move(donor);
-      CHECK(same(other, from, 100));
-      CHECK(donor.empty());
-    }
-    Dims self = dims(from, 3);
-    const Dims &alias = self;
-    self = alias;
-    CHECK(same(self, from, 3));
-  }
-  // Built and assigned as the SmallVector it is.
-  Dims list{4, 5, 6};
-  CHECK(llvm::ArrayRef<int64_t>(list) == llvm::ArrayRef<int64_t>({4, 5, 6}));
-  list = {1};
-  CHECK(list.size() == 1);
-  Layout l = Layout::contiguous({2, 3, 4, 5, 6, 7, 8});
-  Layout m = std::move(l);
-  CHECK(m.strides.front() == 3 * 4 * 5 * 6 * 7 * 8);
-  CHECK(m.shape.size() == 7);
-}
-
 TEST_CASE("broadcastShapes follows numpy's rules") {
   CHECK(*broadcastShapes({3, 1}, {1, 4}) == Shape({3, 4}));
   CHECK(*broadcastShapes({5}, {2, 5}) == Shape({2, 5}));
