@@ -38,7 +38,12 @@ struct ValuePlan {
   std::vector<int> level;
   /// The RowReduce values, in order.
   std::vector<uint32_t> folds;
+  /// Values a varying value divides by (dividesByRowDivisor): each builds
+  /// its cumo_ops::divisor<float> once a row, beside it (emitRowValues).
+  std::vector<bool> rowDivisor;
 };
+
+bool dividesByRowDivisor(const KernelShape &s, const ValuePlan &p, uint32_t id);
 
 ValuePlan planValues(const KernelShape &s) {
   ValuePlan p;
@@ -74,6 +79,10 @@ ValuePlan planValues(const KernelShape &s) {
     if (v.basis != 0)
       p.varies[id] = true;
   }
+  p.rowDivisor.assign(count, false);
+  for (uint32_t id = 0; id < count; ++id)
+    if (dividesByRowDivisor(s, p, id))
+      p.rowDivisor[s.values[id].args[1]] = true;
   return p;
 }
 
@@ -250,15 +259,35 @@ std::string keptName(uint32_t id) { return "kv" + std::to_string(id); }
 
 std::string rowDivisorName(uint32_t id) { return valueName(id) + "_q"; }
 
-/// Whether value `id` is a float quantize (quantize_symmetric's quotient)
-/// by a scale that is the same along the row: its division then takes the
-/// scale's divisor, refined once a row (emitRowValues), where the
-/// compiler had computed a reciprocal for each element (its inline
-/// assembly is not merged).
-bool quantizesByRowDivisor(const KernelShape &s, const ValuePlan &p, uint32_t id) {
+/// Whether value `id` divides a varying float by a value that is the same
+/// along the row (written-out layer_norm's x - mean by its deviation,
+/// rms_norm's x by its root mean square, softmax's exponentials by their
+/// sum, quantize_symmetric's x by its scale): its division then takes the
+/// divisor's cumo_ops::divisor<float>, refined once a row (emitRowValues),
+/// which gives the division's bits in about three instructions where the
+/// compiler's division takes about ten an element (its reciprocal is
+/// inline assembly, which the compiler does not hoist out of the row). A
+/// sixteen-bit class divides in single precision and rounds, as
+/// cumo_ops::div does.
+bool dividesByRowDivisor(const KernelShape &s, const ValuePlan &p, uint32_t id) {
   const Value &v = s.values[id];
-  return v.kind == Value::Kind::Op && v.op == OpKind::Quantize && v.dtype == DType::SFloat &&
-         v.basis == 0 && p.varies[id] && !p.varies[v.args[1]];
+  if (v.kind != Value::Kind::Op || v.basis != 0 || !p.varies[id])
+    return false;
+  bool floatDivision =
+      (v.op == OpKind::Quantize && v.dtype == DType::SFloat) ||
+      (v.op == OpKind::Div && (v.dtype == DType::SFloat || isNarrowFloat(v.dtype)));
+  return floatDivision && !p.varies[v.args[1]];
+}
+
+/// The division of value `id` (dividesByRowDivisor) by its row's divisor.
+std::string rowQuotient(const KernelShape &s, uint32_t id) {
+  const Value &v = s.values[id];
+  std::string x = valueName(v.args[0]), by = rowDivisorName(v.args[1]);
+  if (v.op == OpKind::Quantize)
+    return "cumo_ops::quantize_symmetric_by(" + x + ", " + valueName(v.args[1]) + ", " + by + ")";
+  if (v.dtype == DType::SFloat)
+    return "cumo_ops::quotient(" + x + ", " + by + ")";
+  return cType(v.dtype).str() + "(cumo_ops::quotient((float)" + x + ", " + by + "))";
 }
 
 /// Declares the varying values in `cone` (loads held in registers read
@@ -285,10 +314,9 @@ std::string coneValues(const KernelShape &s, const ValuePlan &p, llvm::ArrayRef<
               keptName(id) + "[k * G + e];\n";
       continue;
     }
-    if (quantizesByRowDivisor(s, p, id))
-      body += "        const float " + valueName(id) + " = cumo_ops::quantize_symmetric_by(" +
-              valueName(v.args[0]) + ", " + valueName(v.args[1]) + ", " +
-              rowDivisorName(v.args[1]) + ");\n";
+    if (dividesByRowDivisor(s, p, id))
+      body += "        const " + cType(v.dtype).str() + " " + valueName(id) + " = " +
+              rowQuotient(s, id) + ";\n";
     else
       emitValue(s, id, body, 8, fromRegisters);
     if (id < kept.size() && kept[id])
@@ -387,12 +415,9 @@ void emitRowValues(const KernelShape &s, const ValuePlan &p, int level, std::str
     // A fold's value is emitted by emitFold, just before.
     if (s.values[id].kind != Value::Kind::RowReduce)
       emitValue(s, id, os, 4);
-    bool divides = false;
-    for (uint32_t user = id + 1; user < s.values.size() && !divides; ++user)
-      divides = quantizesByRowDivisor(s, p, user) && s.values[user].args[1] == id;
-    if (divides)
-      os += "    const cumo_ops::divisor<float> " + rowDivisorName(id) + "(" + valueName(id) +
-            ");\n";
+    if (p.rowDivisor[id])
+      os += "    const cumo_ops::divisor<float> " + rowDivisorName(id) + "(" +
+            (s.values[id].dtype == DType::SFloat ? "" : "(float)") + valueName(id) + ");\n";
   }
 }
 

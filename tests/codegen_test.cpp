@@ -1579,6 +1579,29 @@ TEST_CASE("quantize_symmetric's row kernel divides by the row's divisor and conv
     }
 }
 
+TEST_CASE("written-out row operations divide by the row's divisor in single precision") {
+  // softmax's exponentials by their sum, both layer_norms' x - mean by the
+  // deviation, rms_norm's x by its root mean square: four kernels of the
+  // five groups (the mean absolute deviation divides by nothing varying).
+  for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat}) {
+    CAPTURE(nameOf(t));
+    for (int64_t cols : {int64_t(64), int64_t(1024), int64_t(4096)}) {
+      CAPTURE(cols);
+      Plan p = writtenRowPlan(t, 8, cols);
+      int dividing = 0;
+      for (const Kernel &k : p.kernels) {
+        REQUIRE(k.kind == Kernel::Kind::Rowwise);
+        std::string src = generateCuda(k, h200()).source;
+        if (src.find("cumo_ops::quotient(") == std::string::npos)
+          continue;
+        ++dividing;
+        CHECK(src.find("const cumo_ops::divisor<float> ") != std::string::npos);
+      }
+      CHECK(dividing == (t == DType::DFloat ? 0 : 4));
+    }
+  }
+}
+
 TEST_CASE("full reductions of one row are one Rowwise kernel each, compiled for every float class") {
   for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat}) {
     CAPTURE(nameOf(t));
