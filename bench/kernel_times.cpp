@@ -489,25 +489,32 @@ std::string kernelStem(const char *name, DType t, size_t ki) {
   return std::string(name) + "_" + std::string(nameOf(t)) + "_" + std::to_string(ki);
 }
 
+/// Writes `bytes` to `path` (a dry run's source or cubin).
+void writeFile(const std::string &path, const std::string &bytes) {
+  if (FILE *f = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+  }
+}
+
 /// --dry-run: each case's kernels as the H200 model plans them, compiled,
 /// not run (no GPU needed); with --sources DIR, each one's CUDA source
 /// written to DIR/<case>_<dtype>_<kernel>.cu (to read what was generated,
-/// or to compile it by hand with nvcc -Xptxas -v for its registers).
+/// or to compile it by hand with nvcc -Xptxas -v for its registers); with
+/// --cubins DIR, its sm_90 cubin to DIR/<case>_<dtype>_<kernel>.cubin
+/// (bench/probes/sass_counts.rb counts their instructions).
 void describe(const char *name, DType t, const Plan &plan, const DeviceModel &model,
-              const std::string &sources) {
+              const std::string &sources, const std::string &cubins) {
   for (size_t ki = 0; ki < plan.kernels.size(); ++ki) {
     const Kernel &k = plan.kernels[ki];
     LaunchConfig launch = launchConfig(k, model);
     KernelSource src = generateCuda(k, model);
     // Written before it is compiled, so that a source NVRTC refuses can be read.
-    if (!sources.empty()) {
-      std::string path = sources + "/" + kernelStem(name, t, ki) + ".cu";
-      if (FILE *f = std::fopen(path.c_str(), "w")) {
-        std::fputs(src.source.c_str(), f);
-        std::fclose(f);
-      }
-    }
-    NvrtcCompiler::get().compileToCubin(src, model.ccMajor, model.ccMinor);
+    if (!sources.empty())
+      writeFile(sources + "/" + kernelStem(name, t, ki) + ".cu", src.source);
+    std::string cubin = NvrtcCompiler::get().compileToCubin(src, model.ccMajor, model.ccMinor);
+    if (!cubins.empty())
+      writeFile(cubins + "/" + kernelStem(name, t, ki) + ".cubin", cubin);
     std::string ops = opsOf(k);
     std::printf("{\"bench\":\"kernel_times\",\"dry_run\":true,\"device\":\"%s\",\"case\":\"%s\","
                 "\"dtype\":\"%s\",\"kernel\":%zu,\"kernels\":%zu,\"ops\":\"%s\",\"grid\":%u,"
@@ -592,13 +599,15 @@ void timeKernelAndVariants(const char *name, DType t, const Plan &plan, size_t k
 int main(int argc, char **argv) {
   std::vector<std::string> wanted;
   bool dryRun = false;
-  std::string sources, variants;
+  std::string sources, cubins, variants;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--dry-run") {
       dryRun = true;
     } else if (arg == "--sources" && i + 1 < argc) {
       sources = argv[++i];
+    } else if (arg == "--cubins" && i + 1 < argc) {
+      cubins = argv[++i];
     } else if (arg == "--early-start") {
       gEarlyStart = true;
     } else if (arg == "--variants" && i + 1 < argc) {
@@ -612,7 +621,7 @@ int main(int argc, char **argv) {
       }
     } else {
       std::fprintf(stderr, "usage: kernel_times [--cases NAME,NAME...] [--variants DIR] "
-                           "[--early-start] [--dry-run [--sources DIR]]\n");
+                           "[--early-start] [--dry-run [--sources DIR] [--cubins DIR]]\n");
       return 2;
     }
   }
@@ -621,8 +630,9 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "kernel_times: no GPU (--dry-run plans and compiles without one)\n");
     return 1;
   }
-  if (!sources.empty())
-    std::filesystem::create_directories(sources);
+  for (const std::string &dir : {sources, cubins})
+    if (!dir.empty())
+      std::filesystem::create_directories(dir);
   // The plans' inputs live on the host: the tool uploads them itself.
   setCurrentDevice(hostDevice());
   DeviceModel model = dryRun ? DeviceModel() : deviceModel();
@@ -634,10 +644,14 @@ int main(int argc, char **argv) {
       for (DType t : {DType::SFloat, DType::BFloat}) {
         Plan plan = c.plan(t);
         if (dryRun) {
-          describe(c.name, t, plan, model, sources);
+          describe(c.name, t, plan, model, sources, cubins);
           for (size_t ki = 0; ki < plan.kernels.size(); ++ki)
             for (const Variant &v : variantsOf(c.name, t, ki, variants)) {
-              NvrtcCompiler::get().compileToCubin(v.src, model.ccMajor, model.ccMinor);
+              std::string cubin =
+                  NvrtcCompiler::get().compileToCubin(v.src, model.ccMajor, model.ccMinor);
+              if (!cubins.empty())
+                writeFile(cubins + "/" + kernelStem(c.name, t, ki) + "." + v.label + ".cubin",
+                          cubin);
               std::printf("{\"bench\":\"kernel_times\",\"dry_run\":true,\"case\":\"%s\","
                           "\"dtype\":\"%s\",\"kernel\":%zu,\"variant\":\"%s\",\"compiled\":true}\n",
                           c.name, std::string(nameOf(t)).c_str(), ki, v.label.c_str());

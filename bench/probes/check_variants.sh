@@ -17,7 +17,18 @@ trap 'rm -rf "$dir"' EXIT
 mkdir -p "$dir/src"
 "$kt" --dry-run --sources "$dir/src" --cases "$cases" > "$dir/src/dry_run.jsonl"
 "$ruby" "$script" "$dir/src" "$dir/variants"
-compiled=$("$kt" --dry-run --cases "$cases" --variants "$dir/variants" | grep -c '"compiled":true')
+compiled=$("$kt" --dry-run --cases "$cases" --variants "$dir/variants" --cubins "$dir/cubins" |
+  grep -c '"compiled":true')
 made=$(ls "$dir/variants" | wc -l)
 echo "$compiled of $made variants compiled"
 [ "$compiled" -eq "$made" ]
+# --cubins wrote each kernel's cubin and each variant's, ELF files all
+# (what bench/probes/sass_counts.rb reads).
+kernels=$(grep -c '"dry_run":true' "$dir/src/dry_run.jsonl")
+cubins=0
+for f in "$dir"/cubins/*.cubin; do
+  [ "$(head -c4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] || { echo "$f: not an ELF file"; exit 1; }
+  cubins=$((cubins + 1))
+done
+echo "$cubins cubins for $kernels kernels and $made variants"
+[ "$cubins" -eq "$((kernels + made))" ]
