@@ -38,12 +38,13 @@ struct ValuePlan {
   std::vector<int> level;
   /// The RowReduce values, in order.
   std::vector<uint32_t> folds;
-  /// Values a varying value divides by (dividesByRowDivisor): each builds
-  /// its cumo_ops::divisor<float> once a row, beside it (emitRowValues).
+  /// The scales a varying value quantizes by (quantizesByRowDivisor): each
+  /// builds its cumo_ops::divisor<float> once a row, beside it
+  /// (emitRowValues).
   std::vector<bool> rowDivisor;
 };
 
-bool dividesByRowDivisor(const KernelShape &s, const ValuePlan &p, uint32_t id);
+bool quantizesByRowDivisor(const KernelShape &s, const ValuePlan &p, uint32_t id);
 
 ValuePlan planValues(const KernelShape &s) {
   ValuePlan p;
@@ -81,7 +82,7 @@ ValuePlan planValues(const KernelShape &s) {
   }
   p.rowDivisor.assign(count, false);
   for (uint32_t id = 0; id < count; ++id)
-    if (dividesByRowDivisor(s, p, id))
+    if (quantizesByRowDivisor(s, p, id))
       p.rowDivisor[s.values[id].args[1]] = true;
   return p;
 }
@@ -259,35 +260,22 @@ std::string keptName(uint32_t id) { return "kv" + std::to_string(id); }
 
 std::string rowDivisorName(uint32_t id) { return valueName(id) + "_q"; }
 
-/// Whether value `id` divides a varying float by a value that is the same
-/// along the row (written-out layer_norm's x - mean by its deviation,
-/// rms_norm's x by its root mean square, softmax's exponentials by their
-/// sum, quantize_symmetric's x by its scale): its division then takes the
-/// divisor's cumo_ops::divisor<float>, refined once a row (emitRowValues),
-/// which gives the division's bits in about three instructions where the
-/// compiler's division takes about ten an element (its reciprocal is
-/// inline assembly, which the compiler does not hoist out of the row). A
-/// sixteen-bit class divides in single precision and rounds, as
-/// cumo_ops::div does.
-bool dividesByRowDivisor(const KernelShape &s, const ValuePlan &p, uint32_t id) {
+/// Whether value `id` is a float quantize (quantize_symmetric's quotient)
+/// by a scale that is the same along the row: its division then takes the
+/// scale's divisor, refined once a row (emitRowValues), where the
+/// compiler had computed a reciprocal for each element (its inline
+/// assembly is not merged).
+///
+/// Other divisions by a row's value stay as they are: written-out
+/// softmax, layer_norm and rms_norm through the divisor took the same time
+/// or up to 3% longer (H100, 2026-12-08, bench/kernel_times, variant set
+/// row_divisor of c0ec376: BFloat layer_norm 32768 x 1024 75.5 us against
+/// 73.2, eight more registers), and so did quantize_symmetric itself
+/// (85.0 against 85.6, within the noise).
+bool quantizesByRowDivisor(const KernelShape &s, const ValuePlan &p, uint32_t id) {
   const Value &v = s.values[id];
-  if (v.kind != Value::Kind::Op || v.basis != 0 || !p.varies[id])
-    return false;
-  bool floatDivision =
-      (v.op == OpKind::Quantize && v.dtype == DType::SFloat) ||
-      (v.op == OpKind::Div && (v.dtype == DType::SFloat || isNarrowFloat(v.dtype)));
-  return floatDivision && !p.varies[v.args[1]];
-}
-
-/// The division of value `id` (dividesByRowDivisor) by its row's divisor.
-std::string rowQuotient(const KernelShape &s, uint32_t id) {
-  const Value &v = s.values[id];
-  std::string x = valueName(v.args[0]), by = rowDivisorName(v.args[1]);
-  if (v.op == OpKind::Quantize)
-    return "cumo_ops::quantize_symmetric_by(" + x + ", " + valueName(v.args[1]) + ", " + by + ")";
-  if (v.dtype == DType::SFloat)
-    return "cumo_ops::quotient(" + x + ", " + by + ")";
-  return cType(v.dtype).str() + "(cumo_ops::quotient((float)" + x + ", " + by + "))";
+  return v.kind == Value::Kind::Op && v.op == OpKind::Quantize && v.dtype == DType::SFloat &&
+         v.basis == 0 && p.varies[id] && !p.varies[v.args[1]];
 }
 
 /// Declares the varying values in `cone` (loads held in registers read
@@ -314,9 +302,10 @@ std::string coneValues(const KernelShape &s, const ValuePlan &p, llvm::ArrayRef<
               keptName(id) + "[k * G + e];\n";
       continue;
     }
-    if (dividesByRowDivisor(s, p, id))
-      body += "        const " + cType(v.dtype).str() + " " + valueName(id) + " = " +
-              rowQuotient(s, id) + ";\n";
+    if (quantizesByRowDivisor(s, p, id))
+      body += "        const float " + valueName(id) + " = cumo_ops::quantize_symmetric_by(" +
+              valueName(v.args[0]) + ", " + valueName(v.args[1]) + ", " +
+              rowDivisorName(v.args[1]) + ");\n";
     else
       emitValue(s, id, body, 8, fromRegisters);
     if (id < kept.size() && kept[id])
@@ -416,8 +405,8 @@ void emitRowValues(const KernelShape &s, const ValuePlan &p, int level, std::str
     if (s.values[id].kind != Value::Kind::RowReduce)
       emitValue(s, id, os, 4);
     if (p.rowDivisor[id])
-      os += "    const cumo_ops::divisor<float> " + rowDivisorName(id) + "(" +
-            (s.values[id].dtype == DType::SFloat ? "" : "(float)") + valueName(id) + ");\n";
+      os += "    const cumo_ops::divisor<float> " + rowDivisorName(id) + "(" + valueName(id) +
+            ");\n";
   }
 }
 
@@ -435,6 +424,66 @@ bool cacheFillsByVector(const KernelShape &s) {
   return any;
 }
 
+/// Whether a launch of row program `p` reads ahead (readsRowsAhead): a
+/// block a row, rows held in registers, each of a sixteen-bit float class.
+/// From the kernel alone, for the launch (rowwiseLaunch); the source adds
+/// that the held loads are contiguous (cacheFillsByVector), and where one
+/// is not, its blocks loop over the rows without reading ahead.
+bool launchesAhead(const Kernel &k, const cumo::RowProgram &p) {
+  if (p.layout.warpPerRow() || p.layout.cachedGroups == 0)
+    return false;
+  bool any = false;
+  for (size_t i = 0; i < k.loads.size(); ++i)
+    if (p.reads[i] == RowRead::Cached) {
+      if (!isNarrowFloat(k.loads[i].dtype))
+        return false;
+      any = true;
+    }
+  return any;
+}
+
+/// Whether the kernel reads each next row of its block into registers
+/// while it works on this one, as the BFloat row ops do
+/// (fusion/cuda_row_codegen.cpp): a block a row of sixteen-bit floats held
+/// in registers and read a group a vector, so that a row's folds, their
+/// barriers and its stores wait on no load. The launch is then one wave of
+/// blocks that loop over the rows (rowwiseLaunch). Why: quantize_symmetric
+/// of BFloat 32768 x 1024 took 79.7 us, against 47.2 for a copy of twice
+/// its stores' bytes, and making its instructions fewer changed nothing
+/// (H100, 2026-12-08): a block's row loads, fold and stores ran one after
+/// another.
+bool readsRowsAhead(const KernelShape &s) {
+  if (s.rowWarp || !cachesLoads(s) || !cacheFillsByVector(s))
+    return false;
+  return llvm::all_of(s.loads, [](const LoadShape &l) {
+    return l.row != RowRead::Cached || isNarrowFloat(l.dtype);
+  });
+}
+
+std::string aheadName(uint32_t load) { return "nx" + std::to_string(load); }
+
+/// Declares the next row's registers and fetch(r), which reads row r's
+/// groups of every held load into them, and reads the block's first row
+/// where the rows allow vectors (`ahead`: every row starts on a group).
+void emitReadAhead(const KernelShape &s, std::string &os) {
+  std::string aligned = "n % G == 0", fetch;
+  for (uint32_t i = 0; i < s.loads.size(); ++i) {
+    if (s.loads[i].row != RowRead::Cached)
+      continue;
+    std::string ld = "P.ld" + std::to_string(i);
+    std::string vt = "cumo_vec<" + cType(s.loads[i].dtype).str() + ", G>";
+    aligned += " && (I)" + ld + "_off % G == 0";
+    os += "  " + vt + " " + aheadName(i) + "[CACHED];\n";
+    fetch += "      " + aheadName(i) + "[k] = *reinterpret_cast<const " + vt + " *>(" + ld +
+             " + ((I)" + ld + "_off + r * n + g * G));\n";
+  }
+  os += "  const bool ahead = " + aligned + ";\n";
+  os += "  auto fetch = [&](I r) {\n    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
+  os += "      const I g = lane + (I)k * L;\n      if (g * G >= n) break;\n";
+  os += fetch + "    }\n  };\n";
+  os += "  if (ahead && first < rows) fetch(first);\n";
+}
+
 /// Reads the cached loads of the row into registers: by groups of G as one
 /// vector each where every cached load's rows start on a group boundary
 /// (the row length and each offset a multiple of G; buffers are 256-byte
@@ -444,7 +493,18 @@ void emitCacheFill(const KernelShape &s, std::string &os) {
     if (s.loads[i].row == RowRead::Cached)
       os += "    " + cType(s.loads[i].dtype).str() + " " + cacheName(i) + "[CACHED * G];\n";
   bool byVector = cacheFillsByVector(s);
-  if (byVector) {
+  if (readsRowsAhead(s)) {
+    // The row fetched ahead (emitReadAhead), then the block's next one.
+    os += "    if (ahead) {\n";
+    os += "      #pragma unroll\n      for (int k = 0; k < CACHED; ++k) {\n";
+    os += "        const I g = lane + (I)k * L;\n        if (g * G >= n) break;\n";
+    for (uint32_t i = 0; i < s.loads.size(); ++i)
+      if (s.loads[i].row == RowRead::Cached)
+        os += "        #pragma unroll\n        for (int e = 0; e < G; ++e) " + cacheName(i) +
+              "[k * G + e] = " + aheadName(i) + "[k].e[e];\n";
+    os += "      }\n      if (row + stride < rows) fetch(row + stride);\n";
+    os += "    } else {\n";
+  } else if (byVector) {
     std::string aligned = "n % G == 0";
     std::string fill;
     for (uint32_t i = 0; i < s.loads.size(); ++i) {
@@ -476,7 +536,7 @@ void emitCacheFill(const KernelShape &s, std::string &os) {
       }
   }
   emitRowLoop(s, body, os);
-  if (byVector)
+  if (byVector || readsRowsAhead(s))
     os += "    }\n";
 }
 
@@ -536,6 +596,8 @@ void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::strin
             "[2][32];\n";
     os += "  unsigned int parity = 0;\n";
   }
+  if (readsRowsAhead(s))
+    emitReadAhead(s, os);
   os += s.rowWarp ? "  for (I row = first; row < rows; row += stride) {\n"
                   : "  for (I row = first; row < rows; row += stride, parity ^= 1u) {\n";
   // The row's coordinates, and the row's first element for what is the
@@ -594,7 +656,16 @@ void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::strin
 
 LaunchConfig rowwiseLaunch(const Kernel &k, const DeviceModel &model) {
   int64_t n = k.domain.back();
-  return launchRows(rowProgram(k).layout, n ? k.domainSize() / n : 0, model);
+  int64_t rows = n ? k.domainSize() / n : 0;
+  cumo::RowProgram p = rowProgram(k);
+  LaunchConfig c = launchRows(p.layout, rows, model);
+  // Reading ahead (readsRowsAhead): one wave of blocks, each looping over
+  // its rows, as the BFloat row ops' kernels launch.
+  if (launchesAhead(k, p))
+    c.grid = uint32_t(std::min<int64_t>(
+        rows, std::max(model.smCount, 1) *
+                  std::max<int64_t>(1, kReadAheadThreadsPerSm / p.layout.lanes)));
+  return c;
 }
 
 } // namespace cumo::cudagen

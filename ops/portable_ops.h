@@ -431,20 +431,6 @@ CUMO_FLOAT_PREDICATES(float, 3.40282347e+38f, copysignf)
 CUMO_FLOAT_PREDICATES(double, 1.7976931348623157e+308, copysign)
 #undef CUMO_FLOAT_PREDICATES
 
-// q rounded to an integer with ties away from zero (C's round) where |q|
-// is at most 2^22, in additions: a + 2^23 - 2^23 is a rounded to the
-// nearest integer, ties to even, and a tie that went down goes up. On the
-// device round() is a conversion instruction, at a quarter of an
-// addition's rate on sm_90; the same bits on both executors (the host runs
-// this too). NaN stays NaN, -0.3 gives -0.
-CUMO_HD float round_half_away_small(float q) {
-  const float a = fabsf(q);
-  float f = (a + 8388608.f) - 8388608.f;
-  if (a - f == 0.5f)
-    f += 1.f;
-  return copysignf(f, q);
-}
-
 // An integer-valued float of at most 2^22 in magnitude (a quantized
 // element) as an int: its bits after adding 1.5 * 2^23, where the device's
 // float-to-integer conversion runs at a quarter of an addition's rate and
@@ -464,21 +450,21 @@ CUMO_HD int quantized_to_int(float v) {
 // kernel builds the scale's divisor once a row and calls
 // quantize_symmetric_by (fusion/cuda_rowwise_codegen.cpp); the compiler
 // does not merge the divisors that quantize_symmetric_element builds for
-// each element (their reciprocal is inline assembly). The quotient is held to
-// [-128, 128] before it is rounded, which changes no answer (both ends
-// give 127 held) and keeps it in round_half_away_small's range.
+// each element (their reciprocal is inline assembly).
 //
 // History: x times the row's reciprocal, with the division taken only
 // within 2^-14 of a half-integer (where the two could round apart), was
 // slower on an H100 (SFloat 4096 x 4096: 46.7 us against 45.4; 32768 x
 // 1024: 90.6 against 83.1, 2026-12-05); the test of this function in
-// tests/math_test.cpp is the check any such path must pass.
+// tests/math_test.cpp is the check any such path must pass. Rounding in
+// additions (a + 2^23 - 2^23, a tie that went down put up) instead of
+// round() was slower too (H100, 2026-12-08, bench/kernel_times: BFloat
+// 32768 x 1024 85.6 us against 79.7, 4096 x 4096 42.4 against 39.4), and
+// the divisor made no difference (85.0 with the division an element).
 CUMO_HD float quantize_symmetric_by(float x, float scale, const divisor<float> &by) {
   if (!(scale > 0.f) || !m_isfinite(scale))
     return 0.f;
-  float q = quotient(x, by);
-  q = q > 128.f ? 128.f : (q < -128.f ? -128.f : q);
-  q = round_half_away_small(q);
+  float q = m_round(quotient(x, by));
   return q > 127.f ? 127.f : (q < -127.f ? -127.f : q); /* kQuantizeLevels */
 }
 CUMO_HD float quantize_symmetric_element(float x, float scale) {

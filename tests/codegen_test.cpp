@@ -15,6 +15,7 @@
 #include "fusion/lower.h"
 #include "fusion/prologue.h"
 #include "fusion/row_groups.h"
+#include "fusion/row_program.h"
 #include "fusion/schedule.h"
 #include "graph/executor.h"
 #include "ops/creation.h"
@@ -1579,27 +1580,37 @@ TEST_CASE("quantize_symmetric's row kernel divides by the row's divisor and conv
     }
 }
 
-TEST_CASE("written-out row operations divide by the row's divisor in single precision") {
-  // softmax's exponentials by their sum, both layer_norms' x - mean by the
-  // deviation, rms_norm's x by its root mean square: four kernels of the
-  // five groups (the mean absolute deviation divides by nothing varying).
-  for (DType t : {DType::HFloat, DType::BFloat, DType::SFloat, DType::DFloat}) {
+TEST_CASE("row programs of sixteen-bit rows a block holds read each next row ahead, by one wave of blocks") {
+  // 32768 rows of 1024: a block of 64 lanes a row, two groups a lane held
+  // (fusion/row_program.cpp); sixteen bits a block reads ahead and
+  // launches 1024 threads an SM, SFloat keeps a block a row up to 32 an SM.
+  for (DType t : {DType::BFloat, DType::HFloat, DType::SFloat}) {
     CAPTURE(nameOf(t));
-    for (int64_t cols : {int64_t(64), int64_t(1024), int64_t(4096)}) {
-      CAPTURE(cols);
-      Plan p = writtenRowPlan(t, 8, cols);
-      int dividing = 0;
+    bool narrow = t != DType::SFloat;
+    for (const Plan &p : {quantizePlan(t, {32768, 1024}), writtenRowPlan(t, 32768, 1024)}) {
+      int rowKernels = 0;
       for (const Kernel &k : p.kernels) {
-        REQUIRE(k.kind == Kernel::Kind::Rowwise);
-        std::string src = generateCuda(k, h200()).source;
-        if (src.find("cumo_ops::quotient(") == std::string::npos)
+        if (k.kind != Kernel::Kind::Rowwise || rowProgram(k).layout.warpPerRow())
           continue;
-        ++dividing;
-        CHECK(src.find("const cumo_ops::divisor<float> ") != std::string::npos);
+        ++rowKernels;
+        LaunchConfig c = launchConfig(k, h200());
+        CHECK(c.block == 64u);
+        CHECK(c.grid == uint32_t(h200().smCount) * (narrow ? 16 : 32));
+        std::string src = generateCuda(k, h200()).source;
+        CHECK((src.find("if (row + stride < rows) fetch(row + stride);") != std::string::npos) ==
+              narrow);
       }
-      CHECK(dividing == (t == DType::DFloat ? 0 : 4));
+      CHECK(rowKernels > 0);
     }
   }
+  // Fewer rows than the wave: a block a row.
+  for (const Kernel &k : quantizePlan(DType::BFloat, {100, 1024}).kernels)
+    if (k.kind == Kernel::Kind::Rowwise && !rowProgram(k).layout.warpPerRow())
+      CHECK(launchConfig(k, h200()).grid == 100u);
+  // Rows too long to hold in registers are read again from memory: no
+  // reading ahead.
+  for (const Kernel &k : quantizePlan(DType::BFloat, {4096, 4096}).kernels)
+    CHECK(generateCuda(k, h200()).source.find("fetch(") == std::string::npos);
 }
 
 TEST_CASE("full reductions of one row are one Rowwise kernel each, compiled for every float class") {
@@ -2566,6 +2577,13 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
       for (int64_t cols : {40, 1000, 5000})
         compareWithCpu(oneRowPlan(t, cols), mathTolerance(t));
     }
+    // More rows than a wave of blocks of sixteen-bit rows held, each next
+    // one read ahead (two SMs: 32 blocks of 64 lanes).
+    WideEmulatedDevice narrow(2);
+    for (DType t : {DType::HFloat, DType::BFloat}) {
+      CAPTURE(nameOf(t));
+      compareWithCpu(writtenRowPlan(t, 100, 1000), mathTolerance(t));
+    }
   }
   SUBCASE("small products (the generated matrix-vector kernel)") {
     WideEmulatedDevice wide(16);
@@ -2803,6 +2821,16 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
         CAPTURE(cols);
         // The scale is a max (exact) over 127, xq a rounded quotient: equal.
         compareWithCpu(quantizePlan(t, {rows, cols}), 0);
+      }
+    // More rows than a wave of blocks (two SMs: 32 blocks of 64 lanes),
+    // each next row read ahead where its rows start on a group (1000) and
+    // read when its turn comes where they do not (1001).
+    WideEmulatedDevice narrow(2);
+    for (DType t : {DType::HFloat, DType::BFloat})
+      for (int64_t cols : {1000, 1001}) {
+        CAPTURE(nameOf(t));
+        CAPTURE(cols);
+        compareWithCpu(quantizePlan(t, {100, cols}), 0);
       }
   }
   SUBCASE("full reductions") {
