@@ -270,8 +270,9 @@ std::string rowDivisorName(uint32_t id) { return valueName(id) + "_q"; }
 /// softmax, layer_norm and rms_norm through the divisor took the same time
 /// or up to 3% longer (H100, 2026-12-08, bench/kernel_times, variant set
 /// row_divisor of c0ec376: BFloat layer_norm 32768 x 1024 75.5 us against
-/// 73.2, eight more registers), and so did quantize_symmetric itself
-/// (85.0 against 85.6, within the noise).
+/// 73.2, eight more registers). quantize_symmetric's own divisor made no
+/// difference either (85.6 us with it, 85.0 with a division an element)
+/// and stays.
 bool quantizesByRowDivisor(const KernelShape &s, const ValuePlan &p, uint32_t id) {
   const Value &v = s.values[id];
   return v.kind == Value::Kind::Op && v.op == OpKind::Quantize && v.dtype == DType::SFloat &&
