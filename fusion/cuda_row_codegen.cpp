@@ -32,6 +32,9 @@ constexpr uint32_t kMaxRowBlock = 1024;
 constexpr size_t kMaxRowPasses = 2;
 /// The warp-a-row layout's blocks an SM at least (its launch bounds).
 constexpr uint32_t kRowWarpBlocksPerSm = 4;
+/// A block-a-row launch that reads ahead: threads an SM (half of an H100's
+/// or H200's 2048, at the 64 registers a thread of launch bounds 1024).
+constexpr int64_t kReadAheadThreadsPerSm = 1024;
 
 RowLayout layoutOf(const Kernel &k) {
   int64_t n = k.operandShapes[0].back();

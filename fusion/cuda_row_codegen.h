@@ -11,10 +11,6 @@ namespace cumo::cudagen {
 
 /// Threads of a block in the warp-per-row layout: eight rows a block.
 constexpr uint32_t kRowsBlock = 256;
-/// A block-a-row launch that reads ahead: threads an SM (half of an H100's
-/// or H200's 2048, at the 64 registers a thread of launch bounds 1024).
-/// The row ops' kernels and the row programs read ahead so.
-constexpr int64_t kReadAheadThreadsPerSm = 1024;
 
 bool isRowOp(OpKind op);
 /// Fills the row fields of `s` (the layout, the accumulator, vector loads).

@@ -461,6 +461,19 @@ bool readsRowsAhead(const KernelShape &s) {
   });
 }
 
+/// Threads an SM of a row program that reads ahead: one wave of them, each
+/// block looping over its rows. Fewer than the row ops' kernels take
+/// (kReadAheadThreadsPerSm, 1024, 64 registers a thread): held to 64,
+/// ptxas sm_90 spilled 56 bytes a thread of written-out BFloat layer_norm
+/// of 1024-element rows and 24 of softmax; at 768 (85 registers) they
+/// take 80 and 79 and spill nothing, and quantize_symmetric 64.
+constexpr int64_t kAheadThreadsPerSm = 768;
+
+/// Blocks of `lanes` threads an SM in that wave (at least one).
+uint32_t aheadBlocksPerSm(int64_t lanes) {
+  return uint32_t(std::max<int64_t>(1, kAheadThreadsPerSm / lanes));
+}
+
 std::string aheadName(uint32_t load) { return "nx" + std::to_string(load); }
 
 /// Declares the next row's registers and fetch(r), which reads row r's
@@ -650,7 +663,9 @@ void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::strin
   os += "  }\n}\n\n";
 
   uint32_t block = s.rowWarp ? kRowsBlock : uint32_t(s.rowLanes);
-  emitEntryHead(entry, os, block, /*minBlocks=*/0);
+  // Reading ahead, the launch is one wave (rowwiseLaunch): bounds that
+  // keep every block of it resident at once.
+  emitEntryHead(entry, os, block, readsRowsAhead(s) ? aheadBlocksPerSm(s.rowLanes) : 0);
   emitIndexDispatch("cumo_loop", "P", os);
   os += "}\n";
 }
@@ -664,8 +679,7 @@ LaunchConfig rowwiseLaunch(const Kernel &k, const DeviceModel &model) {
   // its rows, as the BFloat row ops' kernels launch.
   if (launchesAhead(k, p))
     c.grid = uint32_t(std::min<int64_t>(
-        rows, std::max(model.smCount, 1) *
-                  std::max<int64_t>(1, kReadAheadThreadsPerSm / p.layout.lanes)));
+        rows, std::max(model.smCount, 1) * int64_t(aheadBlocksPerSm(p.layout.lanes))));
   return c;
 }
 

@@ -1583,7 +1583,8 @@ TEST_CASE("quantize_symmetric's row kernel divides by the row's divisor and conv
 TEST_CASE("row programs of sixteen-bit rows a block holds read each next row ahead, by one wave of blocks") {
   // 32768 rows of 1024: a block of 64 lanes a row, two groups a lane held
   // (fusion/row_program.cpp); sixteen bits a block reads ahead and
-  // launches 1024 threads an SM, SFloat keeps a block a row up to 32 an SM.
+  // launches 768 threads an SM, bounds to match, SFloat keeps a block a
+  // row up to 32 an SM.
   for (DType t : {DType::BFloat, DType::HFloat, DType::SFloat}) {
     CAPTURE(nameOf(t));
     bool narrow = t != DType::SFloat;
@@ -1595,8 +1596,9 @@ TEST_CASE("row programs of sixteen-bit rows a block holds read each next row ahe
         ++rowKernels;
         LaunchConfig c = launchConfig(k, h200());
         CHECK(c.block == 64u);
-        CHECK(c.grid == uint32_t(h200().smCount) * (narrow ? 16 : 32));
+        CHECK(c.grid == uint32_t(h200().smCount) * (narrow ? 12 : 32));
         std::string src = generateCuda(k, h200()).source;
+        CHECK((src.find("__launch_bounds__(64, 12)") != std::string::npos) == narrow);
         CHECK((src.find("if (row + stride < rows) fetch(row + stride);") != std::string::npos) ==
               narrow);
       }
@@ -2578,7 +2580,7 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
         compareWithCpu(oneRowPlan(t, cols), mathTolerance(t));
     }
     // More rows than a wave of blocks of sixteen-bit rows held, each next
-    // one read ahead (two SMs: 32 blocks of 64 lanes).
+    // one read ahead (two SMs: 24 blocks of 64 lanes).
     WideEmulatedDevice narrow(2);
     for (DType t : {DType::HFloat, DType::BFloat}) {
       CAPTURE(nameOf(t));
@@ -2822,7 +2824,7 @@ TEST_CASE("generated kernels compute what the CPU executor computes") {
         // The scale is a max (exact) over 127, xq a rounded quotient: equal.
         compareWithCpu(quantizePlan(t, {rows, cols}), 0);
       }
-    // More rows than a wave of blocks (two SMs: 32 blocks of 64 lanes),
+    // More rows than a wave of blocks (two SMs: 24 blocks of 64 lanes),
     // each next row read ahead where its rows start on a group (1000) and
     // read when its turn comes where they do not (1001).
     WideEmulatedDevice narrow(2);
