@@ -160,6 +160,7 @@ KernelShape analyzeKernel(const Kernel &k, const DeviceModel &model) {
     s.rowLanes = int32_t(p.layout.lanes);
     s.rowGroup = int32_t(p.layout.group);
     s.rowCachedGroups = int32_t(p.layout.cachedGroups);
+    s.rowReadsAhead = rowProgramReadsAhead(k, p);
     s.strategy = ReduceStrategy::None;
     break;
   }
@@ -168,6 +169,21 @@ KernelShape analyzeKernel(const Kernel &k, const DeviceModel &model) {
   }
   (void)model; // no strategy depends on the device yet
   return s;
+}
+
+bool rowProgramReadsAhead(const Kernel &k, const RowProgram &p) {
+  if (p.layout.warpPerRow() || p.layout.cachedGroups == 0)
+    return false;
+  bool any = false;
+  for (size_t i = 0; i < k.loads.size(); ++i) {
+    if (p.reads[i] != RowRead::Cached)
+      continue;
+    const Load &l = k.loads[i];
+    if (!isNarrowFloat(l.dtype) || classify(l.index, k).cls != AddressClass::Linear)
+      return false;
+    any = true;
+  }
+  return any;
 }
 
 void analyzeElements(const Kernel &k, KernelShape &s) {

@@ -425,42 +425,6 @@ bool cacheFillsByVector(const KernelShape &s) {
   return any;
 }
 
-/// Whether a launch of row program `p` reads ahead (readsRowsAhead): a
-/// block a row, rows held in registers, each of a sixteen-bit float class.
-/// From the kernel alone, for the launch (rowwiseLaunch); the source adds
-/// that the held loads are contiguous (cacheFillsByVector), and where one
-/// is not, its blocks loop over the rows without reading ahead.
-bool launchesAhead(const Kernel &k, const cumo::RowProgram &p) {
-  if (p.layout.warpPerRow() || p.layout.cachedGroups == 0)
-    return false;
-  bool any = false;
-  for (size_t i = 0; i < k.loads.size(); ++i)
-    if (p.reads[i] == RowRead::Cached) {
-      if (!isNarrowFloat(k.loads[i].dtype))
-        return false;
-      any = true;
-    }
-  return any;
-}
-
-/// Whether the kernel reads each next row of its block into registers
-/// while it works on this one, as the BFloat row ops do
-/// (fusion/cuda_row_codegen.cpp): a block a row of sixteen-bit floats held
-/// in registers and read a group a vector, so that a row's folds, their
-/// barriers and its stores wait on no load. The launch is then one wave of
-/// blocks that loop over the rows (rowwiseLaunch). Why: quantize_symmetric
-/// of BFloat 32768 x 1024 took 79.7 us, against 47.2 for a copy of twice
-/// its stores' bytes, and making its instructions fewer changed nothing
-/// (H100, 2026-12-08): a block's row loads, fold and stores ran one after
-/// another.
-bool readsRowsAhead(const KernelShape &s) {
-  if (s.rowWarp || !cachesLoads(s) || !cacheFillsByVector(s))
-    return false;
-  return llvm::all_of(s.loads, [](const LoadShape &l) {
-    return l.row != RowRead::Cached || isNarrowFloat(l.dtype);
-  });
-}
-
 /// Threads an SM of a row program that reads ahead: one wave of them, each
 /// block looping over its rows. Fewer than the row ops' kernels take
 /// (kReadAheadThreadsPerSm, 1024, 64 registers a thread): held to 64,
@@ -476,22 +440,40 @@ uint32_t aheadBlocksPerSm(int64_t lanes) {
 
 std::string aheadName(uint32_t load) { return "nx" + std::to_string(load); }
 
+/// The test that every held load's rows start on a group boundary (the
+/// row length and each offset a multiple of G; buffers are 256-byte
+/// aligned), so that a group is read as one vector.
+std::string heldRowsAligned(const KernelShape &s) {
+  std::string aligned = "n % G == 0";
+  for (uint32_t i = 0; i < s.loads.size(); ++i)
+    if (s.loads[i].row == RowRead::Cached)
+      aligned += " && (I)P.ld" + std::to_string(i) + "_off % G == 0";
+  return aligned;
+}
+
+std::string heldGroupType(const KernelShape &s, uint32_t load) {
+  return "cumo_vec<" + cType(s.loads[load].dtype).str() + ", G>";
+}
+
+/// Group g of row `row` of held load `load`, read as one vector.
+std::string heldGroupRead(const KernelShape &s, uint32_t load, const std::string &row) {
+  std::string ld = "P.ld" + std::to_string(load);
+  return "*reinterpret_cast<const " + heldGroupType(s, load) + " *>(" + ld + " + ((I)" + ld +
+         "_off + " + row + " * n + g * G))";
+}
+
 /// Declares the next row's registers and fetch(r), which reads row r's
 /// groups of every held load into them, and reads the block's first row
-/// where the rows allow vectors (`ahead`: every row starts on a group).
+/// where the rows allow vectors (`ahead`: heldRowsAligned).
 void emitReadAhead(const KernelShape &s, std::string &os) {
-  std::string aligned = "n % G == 0", fetch;
+  std::string fetch;
   for (uint32_t i = 0; i < s.loads.size(); ++i) {
     if (s.loads[i].row != RowRead::Cached)
       continue;
-    std::string ld = "P.ld" + std::to_string(i);
-    std::string vt = "cumo_vec<" + cType(s.loads[i].dtype).str() + ", G>";
-    aligned += " && (I)" + ld + "_off % G == 0";
-    os += "  " + vt + " " + aheadName(i) + "[CACHED];\n";
-    fetch += "      " + aheadName(i) + "[k] = *reinterpret_cast<const " + vt + " *>(" + ld +
-             " + ((I)" + ld + "_off + r * n + g * G));\n";
+    os += "  " + heldGroupType(s, i) + " " + aheadName(i) + "[CACHED];\n";
+    fetch += "      " + aheadName(i) + "[k] = " + heldGroupRead(s, i, "r") + ";\n";
   }
-  os += "  const bool ahead = " + aligned + ";\n";
+  os += "  const bool ahead = " + heldRowsAligned(s) + ";\n";
   os += "  auto fetch = [&](I r) {\n    #pragma unroll\n    for (int k = 0; k < CACHED; ++k) {\n";
   os += "      const I g = lane + (I)k * L;\n      if (g * G >= n) break;\n";
   os += fetch + "    }\n  };\n";
@@ -507,7 +489,7 @@ void emitCacheFill(const KernelShape &s, std::string &os) {
     if (s.loads[i].row == RowRead::Cached)
       os += "    " + cType(s.loads[i].dtype).str() + " " + cacheName(i) + "[CACHED * G];\n";
   bool byVector = cacheFillsByVector(s);
-  if (readsRowsAhead(s)) {
+  if (s.rowReadsAhead) {
     // The row fetched ahead (emitReadAhead), then the block's next one.
     os += "    if (ahead) {\n";
     os += "      #pragma unroll\n      for (int k = 0; k < CACHED; ++k) {\n";
@@ -519,20 +501,16 @@ void emitCacheFill(const KernelShape &s, std::string &os) {
     os += "      }\n      if (row + stride < rows) fetch(row + stride);\n";
     os += "    } else {\n";
   } else if (byVector) {
-    std::string aligned = "n % G == 0";
     std::string fill;
     for (uint32_t i = 0; i < s.loads.size(); ++i) {
       if (s.loads[i].row != RowRead::Cached)
         continue;
-      std::string ld = "P.ld" + std::to_string(i), t = cType(s.loads[i].dtype).str();
-      std::string vt = "cumo_vec<" + t + ", G>";
-      aligned += " && (I)" + ld + "_off % G == 0";
-      fill += "        {\n          const " + vt + " w = *reinterpret_cast<const " + vt + " *>(" +
-              ld + " + ((I)" + ld + "_off + row * n + g * G));\n";
+      fill += "        {\n          const " + heldGroupType(s, i) +
+              " w = " + heldGroupRead(s, i, "row") + ";\n";
       fill += "          #pragma unroll\n          for (int e = 0; e < G; ++e) " + cacheName(i) +
               "[k * G + e] = w.e[e];\n        }\n";
     }
-    os += "    if (" + aligned + ") {\n";
+    os += "    if (" + heldRowsAligned(s) + ") {\n";
     os += "      #pragma unroll\n      for (int k = 0; k < CACHED; ++k) {\n";
     os += "        const I g = lane + (I)k * L;\n        if (g * G >= n) break;\n";
     os += fill;
@@ -550,7 +528,7 @@ void emitCacheFill(const KernelShape &s, std::string &os) {
       }
   }
   emitRowLoop(s, body, os);
-  if (byVector || readsRowsAhead(s))
+  if (byVector || s.rowReadsAhead)
     os += "    }\n";
 }
 
@@ -610,7 +588,7 @@ void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::strin
             "[2][32];\n";
     os += "  unsigned int parity = 0;\n";
   }
-  if (readsRowsAhead(s))
+  if (s.rowReadsAhead)
     emitReadAhead(s, os);
   os += s.rowWarp ? "  for (I row = first; row < rows; row += stride) {\n"
                   : "  for (I row = first; row < rows; row += stride, parity ^= 1u) {\n";
@@ -665,7 +643,7 @@ void emitRowwiseEntry(const KernelShape &s, const std::string &entry, std::strin
   uint32_t block = s.rowWarp ? kRowsBlock : uint32_t(s.rowLanes);
   // Reading ahead, the launch is one wave (rowwiseLaunch): bounds that
   // keep every block of it resident at once.
-  emitEntryHead(entry, os, block, readsRowsAhead(s) ? aheadBlocksPerSm(s.rowLanes) : 0);
+  emitEntryHead(entry, os, block, s.rowReadsAhead ? aheadBlocksPerSm(s.rowLanes) : 0);
   emitIndexDispatch("cumo_loop", "P", os);
   os += "}\n";
 }
@@ -675,9 +653,9 @@ LaunchConfig rowwiseLaunch(const Kernel &k, const DeviceModel &model) {
   int64_t rows = n ? k.domainSize() / n : 0;
   cumo::RowProgram p = rowProgram(k);
   LaunchConfig c = launchRows(p.layout, rows, model);
-  // Reading ahead (readsRowsAhead): one wave of blocks, each looping over
-  // its rows, as the BFloat row ops' kernels launch.
-  if (launchesAhead(k, p))
+  // Reading ahead: one wave of blocks, each looping over its rows, as the
+  // BFloat row ops' kernels launch.
+  if (rowProgramReadsAhead(k, p))
     c.grid = uint32_t(std::min<int64_t>(
         rows, std::max(model.smCount, 1) * int64_t(aheadBlocksPerSm(p.layout.lanes))));
   return c;

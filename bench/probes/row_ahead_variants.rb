@@ -1,6 +1,6 @@
 # bench/probes/row_ahead_variants.rb SRC_DIR OUT_DIR: the row programs that
-# read each next row ahead (fusion/cuda_rowwise_codegen.cpp,
-# readsRowsAhead: quantize_symmetric and the written-out row ops of
+# read each next row ahead (fusion/cuda_kernel_shape.h,
+# rowProgramReadsAhead: quantize_symmetric and the written-out row ops of
 # sixteen-bit rows held a block a row; one wave of 768 threads an SM, launch
 # bounds to match) laid out otherwise, for bench/kernel_times --variants
 # OUT_DIR to time beside the generated kernels:
